@@ -1,0 +1,294 @@
+/*
+ * cmd_hll.c: `sketch hll`, HyperLogLog sketch files: add items, count the
+ * union of several, merge, describe, and export for Redis.
+ *
+ * Every command reads both sketch's own format and Redis's HyperLogLog
+ * strings (told apart by their first bytes), and `add` writes a file back in
+ * the format it was read in, so a string taken from Redis with GET can be
+ * updated here and SET back.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "lines.h"
+#include "util.h"
+
+static const char hll_usage[] =
+    "Usage: sketch hll COMMAND [OPTION]... ARGS\n"
+    "HyperLogLog sketch files (sketch's format or Redis HyperLogLog strings).\n"
+    "\n"
+    "  add [-p P] [--redis] FILE [ITEM]...  add ITEMs (or lines of standard input);\n"
+    "                                       creates FILE if missing\n"
+    "  count [-v] FILE...                   estimated distinct items of the union\n"
+    "  merge [--redis] -o OUT FILE...       write the union of the FILEs to OUT\n"
+    "  info FILE                            precision, encoding, size, estimate, bounds\n"
+    "  export [-o OUT] FILE                 write FILE as a Redis HyperLogLog string\n"
+    "\n"
+    "Run 'sketch hll COMMAND --help' for the options of each. Exit status: 0 on\n"
+    "success, 2 on bad usage or bad input.\n";
+
+static const char add_usage[] =
+    "Usage: sketch hll add [OPTION]... FILE [ITEM]...\n"
+    "Add the ITEMs, or else every line of standard input, to the sketch in FILE,\n"
+    "creating it if it does not exist. The file keeps its format.\n"
+    "Options come before FILE; every argument after FILE is an item.\n"
+    "\n"
+    "  -p, --precision P   precision of a new sketch, 4..18 (default 14); for an\n"
+    "                      existing FILE it must match\n"
+    "  -r, --redis         create FILE as a Redis HyperLogLog string (precision 14)\n"
+    "  -h, --help          show this help\n";
+
+static const char count_usage[] =
+    "Usage: sketch hll count [OPTION]... FILE...\n"
+    "Print the estimated number of distinct items in the union of the sketches.\n"
+    "Sketches of different precision are combined at the smallest.\n"
+    "\n"
+    "  -v, --verbose   also print the error bounds on standard error\n"
+    "  -h, --help      show this help\n";
+
+static const char merge_usage[] =
+    "Usage: sketch hll merge [OPTION]... -o OUT FILE...\n"
+    "Write the union of the sketches in the FILEs to OUT (which may be one of them).\n"
+    "\n"
+    "  -o, --output OUT   the file to write (required)\n"
+    "  -r, --redis        write a Redis HyperLogLog string instead of sketch's format\n"
+    "  -h, --help         show this help\n";
+
+static const char info_usage[] =
+    "Usage: sketch hll info FILE\n"
+    "Describe the sketch in FILE: format, precision, encoding, size, estimate and\n"
+    "bounds at 1, 2 and 3 standard deviations, one 'name: value' per line.\n";
+
+static const char export_usage[] =
+    "Usage: sketch hll export [-o OUT] FILE\n"
+    "Write the sketch in FILE as a Redis HyperLogLog string, to OUT or to standard\n"
+    "output (never to a terminal). Sketches above precision 14 are folded to 14;\n"
+    "below 14 they cannot be exported. To load it into Redis:\n"
+    "  sketch hll export FILE | redis-cli -x SET key\n";
+
+/* Parses the options of a subcommand that takes no others than -o, -p, -r
+ * and -v; returns the index of the first operand. */
+struct hll_options {
+    const char *output;
+    unsigned precision; /* 0: not given */
+    int redis, verbose;
+};
+
+static int parse_hll_options(const char *cmd, const char *usage, const char *optstring,
+                             int argc, char **argv, struct hll_options *opt)
+{
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'},
+        {"precision", required_argument, NULL, 'p'},
+        {"redis", no_argument, NULL, 'r'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    memset(opt, 0, sizeof *opt);
+    opterr = 0;
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(usage, stdout);
+            exit(EXIT_OK);
+        }
+        if (c == ':')
+            die_usage(cmd, "option '%s' needs a value", argv[optind - 1]);
+        if (c == '?' || strchr(optstring, c) == NULL)
+            die_usage(cmd, "unknown option '%s'", argv[optind - 1]);
+        switch (c) {
+        case 'o': opt->output = optarg; break;
+        case 'p': opt->precision = parse_precision(optarg); break;
+        case 'r': opt->redis = 1; break;
+        case 'v': opt->verbose = 1; break;
+        }
+    }
+    return optind;
+}
+
+static int add_lines(void *ctx, const char *data, size_t len)
+{
+    sk_hll *h = ctx;
+    const char *p = data, *end = data + len;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *line_end = nl != NULL ? nl : end;
+        if (sk_hll_add(h, p, (size_t)(line_end - p)) < 0)
+            return 1;
+        p = line_end + 1;
+    }
+    return 0;
+}
+
+static void *single_sketch(void *shared, int thread)
+{
+    (void)thread;
+    return shared;
+}
+
+static int hll_add(int argc, char **argv)
+{
+    struct hll_options opt;
+    int first = parse_hll_options("hll add", add_usage, "+:p:rh", argc, argv, &opt);
+    if (first >= argc)
+        die_usage("hll add", "missing FILE");
+    const char *path = argv[first];
+    sk_hll_format format = opt.redis ? SK_HLL_REDIS : SK_HLL_NATIVE;
+    sk_hll *h;
+    if (path_exists(path)) {
+        h = load_hll_or_die(path, &format);
+        if (opt.precision != 0 && opt.precision != sk_hll_precision(h))
+            die("%s: the sketch has precision %u, not %u", path, sk_hll_precision(h),
+                opt.precision);
+        if (opt.redis && format != SK_HLL_REDIS)
+            die("%s: exists in sketch's format; use 'sketch hll export' for Redis", path);
+    } else {
+        unsigned p = opt.precision != 0 ? opt.precision : SK_HLL_DEFAULT_PRECISION;
+        if (opt.redis && p != SK_HLL_REDIS_PRECISION)
+            die("a Redis HyperLogLog has precision 14, not %u", p);
+        if (sk_hll_new(&h, p) != SK_OK)
+            die("out of memory");
+    }
+
+    if (first + 1 < argc) {
+        for (int i = first + 1; i < argc; i++)
+            if (sk_hll_add(h, argv[i], strlen(argv[i])) < 0)
+                die("out of memory");
+    } else {
+        char *stdin_name[] = {"-"};
+        int count;
+        struct input *in = inputs_open(stdin_name, 1, &count);
+        struct progress progress;
+        progress_init(&progress, 0, 0);
+        progress.enabled = 0;
+        void **contexts;
+        int used;
+        const char *failed = NULL;
+        int err = lines_read_parallel(in, count, 1, single_sketch, h, add_lines, &progress,
+                                      &contexts, &used, &failed);
+        free(contexts);
+        inputs_close(in, count);
+        if (err == ECANCELED)
+            die("out of memory");
+        if (err != 0)
+            die("standard input: %s", strerror(err));
+    }
+    save_hll_or_die(h, format, path);
+    sk_hll_free(h);
+    return EXIT_OK;
+}
+
+/* Loads the sketches named by argv[first..argc) and returns their union. */
+static sk_hll *load_union(const char *cmd, int first, int argc, char **argv)
+{
+    if (first >= argc)
+        die_usage(cmd, "missing FILE");
+    sk_hll *result = load_hll_or_die(argv[first], NULL);
+    for (int i = first + 1; i < argc; i++) {
+        sk_hll *h = load_hll_or_die(argv[i], NULL);
+        if (sk_hll_merge(result, h) != SK_OK)
+            die("out of memory");
+        sk_hll_free(h);
+    }
+    return result;
+}
+
+static int hll_count(int argc, char **argv)
+{
+    struct hll_options opt;
+    int first = parse_hll_options("hll count", count_usage, ":vh", argc, argv, &opt);
+    sk_hll *h = load_union("hll count", first, argc, argv);
+    printf("%llu\n", (unsigned long long)sk_hll_count(h));
+    if (opt.verbose)
+        print_estimate(h, stderr);
+    sk_hll_free(h);
+    return EXIT_OK;
+}
+
+static int hll_merge(int argc, char **argv)
+{
+    struct hll_options opt;
+    int first = parse_hll_options("hll merge", merge_usage, ":o:rh", argc, argv, &opt);
+    if (opt.output == NULL)
+        die_usage("hll merge", "missing -o OUT");
+    sk_hll *h = load_union("hll merge", first, argc, argv);
+    save_hll_or_die(h, opt.redis ? SK_HLL_REDIS : SK_HLL_NATIVE, opt.output);
+    sk_hll_free(h);
+    return EXIT_OK;
+}
+
+static int hll_info(int argc, char **argv)
+{
+    struct hll_options opt;
+    int first = parse_hll_options("hll info", info_usage, ":h", argc, argv, &opt);
+    if (first >= argc)
+        die_usage("hll info", "missing FILE");
+    if (first + 1 < argc)
+        die_usage("hll info", "one FILE at a time");
+    sk_hll_format format;
+    sk_hll *h = load_hll_or_die(argv[first], &format);
+    size_t size = sk_hll_serialized_size(h, format);
+    printf("format: %s\n", format == SK_HLL_REDIS ? "redis" : "sketch 1");
+    printf("registers: %u\n", 1u << sk_hll_precision(h));
+    printf("encoding: %s\n", sk_hll_is_sparse(h) ? "sparse" : "dense");
+    printf("size: %zu bytes\n", size);
+    print_estimate(h, stdout);
+    sk_hll_free(h);
+    return EXIT_OK;
+}
+
+static int hll_export(int argc, char **argv)
+{
+    struct hll_options opt;
+    int first = parse_hll_options("hll export", export_usage, ":o:h", argc, argv, &opt);
+    if (first >= argc)
+        die_usage("hll export", "missing FILE");
+    if (first + 1 < argc)
+        die_usage("hll export", "one FILE at a time");
+    sk_hll *h = load_hll_or_die(argv[first], NULL);
+    if (opt.output != NULL) {
+        save_hll_or_die(h, SK_HLL_REDIS, opt.output);
+        sk_hll_free(h);
+        return EXIT_OK;
+    }
+    if (isatty(STDOUT_FILENO))
+        die_usage("hll export", "refusing to write binary data to a terminal; use -o "
+                                "or a pipe");
+    size_t cap = sk_hll_serialized_size(h, SK_HLL_REDIS);
+    if (cap == 0)
+        die("%s: a Redis HyperLogLog needs precision 14 or more; this sketch has %u",
+            argv[first], sk_hll_precision(h));
+    uint8_t *buf = malloc(cap);
+    size_t len;
+    if (buf == NULL || sk_hll_serialize(h, SK_HLL_REDIS, buf, cap, &len) != SK_OK)
+        die("out of memory");
+    if (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0)
+        die("standard output: %s", strerror(errno));
+    free(buf);
+    sk_hll_free(h);
+    return EXIT_OK;
+}
+
+int cmd_hll(int argc, char **argv)
+{
+    static const struct {
+        const char *name;
+        int (*run)(int, char **);
+    } commands[] = {{"add", hll_add},     {"count", hll_count}, {"merge", hll_merge},
+                    {"info", hll_info},   {"export", hll_export}};
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        fputs(hll_usage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? EXIT_FAILURE_USAGE : EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
+    die_usage("hll", "unknown command '%s'", argv[1]);
+}

@@ -1,0 +1,64 @@
+/*
+ * util.h: what every subcommand of the sketch command shares: one-line
+ * errors with the documented exit codes, strict number parsing, whole-file
+ * reads, atomic writes and a progress bar.
+ */
+#ifndef SKETCH_CLI_UTIL_H
+#define SKETCH_CLI_UTIL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sketch.h"
+
+/* Exit codes shared by every subcommand. */
+enum { EXIT_OK = 0, EXIT_NO_MATCH = 1, EXIT_FAILURE_USAGE = 2 };
+
+/* Prints "sketch: <message>" on stderr and exits with status 2. */
+_Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Prints "sketch CMD: <message> (see 'sketch CMD --help')" and exits 2. */
+_Noreturn void die_usage(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Parses a whole decimal number in [min, max] or dies naming the option. */
+unsigned long long parse_uint(const char *text, const char *what,
+                              unsigned long long min, unsigned long long max);
+
+/* Parses -p: an integer from 4 to 18. */
+unsigned parse_precision(const char *text);
+
+/* Reads a whole file of at most max bytes into a malloc'ed buffer.
+ * Returns 0, or an errno value (EFBIG when larger than max). */
+int read_whole_file(const char *path, size_t max, uint8_t **data, size_t *len);
+
+/* Writes data to path atomically: a temporary file in the same directory,
+ * fsync, rename over path, fsync of the directory. A crash at any moment
+ * leaves either the old file or the new one. Returns 0 or an errno value. */
+int write_file_atomic(const char *path, const void *data, size_t len);
+
+/* Nonzero if path exists (any type). */
+int path_exists(const char *path);
+
+/* A progress bar on stderr, drawn only when stderr is a terminal. */
+struct progress {
+    _Atomic uint64_t done;
+    uint64_t total; /* 0 when unknown */
+    int enabled;
+};
+void progress_init(struct progress *p, uint64_t total, uint64_t min_total);
+void progress_draw(struct progress *p);
+void progress_finish(struct progress *p);
+
+/* Loads a sketch file in either format, or dies with a one-line message. */
+sk_hll *load_hll_or_die(const char *path, sk_hll_format *format);
+
+/* Serializes h and writes it atomically to path, or dies. */
+void save_hll_or_die(const sk_hll *h, sk_hll_format format, const char *path);
+
+/* Prints the estimate, precision, standard error and bounds, one per line. */
+void print_estimate(const sk_hll *h, FILE *out);
+
+#endif

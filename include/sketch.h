@@ -1,0 +1,11 @@
+/*
+ * sketch.h: the whole public API of libsketch.
+ * Link with -lsketch (pkg-config: sketch; CMake: find_package(sketch)).
+ */
+#ifndef SKETCH_H
+#define SKETCH_H
+
+#include "sketch/core.h"
+#include "sketch/hll.h"
+
+#endif

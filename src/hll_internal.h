@@ -1,0 +1,54 @@
+/*
+ * hll_internal.h: what hll.c shares with hll_redis.c, the reader and writer
+ * of Redis's HyperLogLog strings. Nothing here is exported: the library is
+ * built with hidden visibility, and the names start with sk__ so that a static
+ * link cannot collide with a user's symbols either.
+ */
+#ifndef SKETCH_HLL_INTERNAL_H
+#define SKETCH_HLL_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sketch/hll.h"
+
+struct sk_hll {
+    unsigned precision;
+    /* Dense: one register per byte, m of them. NULL while the sketch is sparse. */
+    uint8_t *registers;
+    /* Sparse: the nonzero registers as (index << 8 | value), sorted by index. */
+    uint32_t *sparse;
+    uint32_t sparse_len;
+    uint32_t sparse_cap;
+};
+
+/* The largest register value at precision p: the rank of a hash whose 64 - p
+ * rank bits are all zero, counted up to the sentinel bit. */
+static inline unsigned sk__hll_max_rank(unsigned precision)
+{
+    return 64 - precision + 1;
+}
+
+/* Sets register idx to max(register, value); 1 if it changed, 0 if not, or
+ * SK_ENOMEM with the sketch unchanged. */
+int sk__hll_set(sk_hll *h, uint32_t idx, unsigned value);
+
+/* Reads register idx, whichever the representation. */
+unsigned sk__hll_get(const sk_hll *h, uint32_t idx);
+
+/* Converts a sparse sketch to dense registers (a no-op when already dense). */
+int sk__hll_make_dense(sk_hll *h);
+
+/* Packs m 6-bit registers least-significant bit first, Redis's dense layout,
+ * into 6m/8 bytes; and unpacks them back. */
+void sk__hll_pack6(const sk_hll *h, uint8_t *out);
+void sk__hll_unpack6(const uint8_t *in, uint32_t m, uint8_t *registers);
+
+/* The unrounded estimate of the Ertl estimator from a register histogram. */
+double sk__hll_estimate_from_histogram(const uint32_t *histogram, unsigned precision);
+
+size_t sk__hll_redis_size(const sk_hll *h);
+int sk__hll_redis_write(const sk_hll *h, uint8_t *buf, size_t cap, size_t *len);
+int sk__hll_redis_read(sk_hll **out, const uint8_t *buf, size_t len);
+
+#endif
