@@ -393,10 +393,19 @@ void sk_hll_estimate_with_bounds(const sk_hll *h, sk_hll_estimate *out)
 
     out->count = round_estimate(n);
     out->relative_error = n > 0 ? sd / n : RSE_FACTOR / sqrt(m);
+    if (n == 0) {
+        memset(out->lower, 0, sizeof out->lower);
+        memset(out->upper, 0, sizeof out->upper);
+        return;
+    }
+    /* Below a few hundred items the error is a handful of colliding items,
+     * too discrete for a normal interval: one item of slack each side keeps
+     * the bounds' coverage at their nominal level there, and is nothing at
+     * larger counts. No count can be below the number of nonzero registers. */
     for (int k = 0; k < 3; k++) {
-        double lower = n - (k + 1) * sd;
+        double lower = n - (k + 1) * sd - 1;
         out->lower[k] = lower > nonzero ? lower : nonzero;
-        out->upper[k] = n + (k + 1) * sd;
+        out->upper[k] = n + (k + 1) * sd + 1;
     }
 }
 

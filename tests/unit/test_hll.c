@@ -1,0 +1,639 @@
+/*
+ * test_hll.c: unit tests of the HyperLogLog API, every public function and
+ * every error path, with cmocka.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <xxhash.h>
+
+#include "sketch.h"
+
+static uint64_t splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+static sk_hll *new_hll(unsigned p)
+{
+    sk_hll *h = NULL;
+    assert_int_equal(sk_hll_new(&h, p), SK_OK);
+    assert_non_null(h);
+    return h;
+}
+
+/* Adds the items "item-<i>" for i in [from, to). */
+static void add_items(sk_hll *h, unsigned from, unsigned to)
+{
+    char item[32];
+    for (unsigned i = from; i < to; i++) {
+        int len = snprintf(item, sizeof item, "item-%u", i);
+        assert_true(sk_hll_add(h, item, (size_t)len) >= 0);
+    }
+}
+
+/* Serializes in the given format into a fresh buffer. */
+static uint8_t *serialize(const sk_hll *h, sk_hll_format format, size_t *len)
+{
+    size_t cap = sk_hll_serialized_size(h, format);
+    assert_true(cap > 0);
+    uint8_t *buf = malloc(cap);
+    assert_non_null(buf);
+    assert_int_equal(sk_hll_serialize(h, format, buf, cap, len), SK_OK);
+    assert_int_equal(*len, cap);
+    return buf;
+}
+
+/* Two sketches are equal when their native serializations are: same
+ * precision and the same value in every register. */
+static void assert_same_registers(const sk_hll *a, const sk_hll *b)
+{
+    size_t la, lb;
+    uint8_t *sa = serialize(a, SK_HLL_NATIVE, &la);
+    uint8_t *sb = serialize(b, SK_HLL_NATIVE, &lb);
+    assert_int_equal(la, lb);
+    assert_memory_equal(sa, sb, la);
+    free(sa);
+    free(sb);
+}
+
+static void test_version_and_messages(void **state)
+{
+    (void)state;
+    assert_string_equal(sk_version(), SK_VERSION_STRING);
+    int codes[] = {SK_OK,       SK_ENOMEM,  SK_EINVAL,    SK_EFORMAT,  SK_EVERSION,
+                   SK_ETRUNCATED, SK_ECORRUPT, SK_ECHECKSUM, SK_ENOSPACE, SK_EINCOMPAT};
+    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
+        const char *msg = sk_strerror(codes[i]);
+        assert_non_null(msg);
+        assert_string_not_equal(msg, "unknown error");
+        for (size_t j = 0; j < i; j++)
+            assert_string_not_equal(msg, sk_strerror(codes[j]));
+    }
+    assert_string_equal(sk_strerror(12345), "unknown error");
+}
+
+static void test_new_rejects_bad_precision(void **state)
+{
+    (void)state;
+    sk_hll *h = (sk_hll *)&h;
+    assert_int_equal(sk_hll_new(&h, SK_HLL_MIN_PRECISION - 1), SK_EINVAL);
+    assert_null(h);
+    assert_int_equal(sk_hll_new(&h, SK_HLL_MAX_PRECISION + 1), SK_EINVAL);
+    assert_int_equal(sk_hll_new(NULL, 14), SK_EINVAL);
+    for (unsigned p = SK_HLL_MIN_PRECISION; p <= SK_HLL_MAX_PRECISION; p++) {
+        h = new_hll(p);
+        assert_int_equal(sk_hll_precision(h), p);
+        assert_true(sk_hll_is_sparse(h));
+        assert_int_equal(sk_hll_count(h), 0);
+        sk_hll_free(h);
+    }
+    sk_hll_free(NULL);
+}
+
+static void test_add_reports_changes(void **state)
+{
+    (void)state;
+    sk_hll *h = new_hll(14);
+    assert_int_equal(sk_hll_add(h, "alice", 5), 1);
+    assert_int_equal(sk_hll_add(h, "alice", 5), 0);
+    assert_int_equal(sk_hll_add(h, "bob", 3), 1);
+    assert_int_equal(sk_hll_add(h, "", 0), 1);
+    assert_int_equal(sk_hll_count(h), 3);
+    /* add is add_hash of sk_hll_hash. */
+    assert_int_equal(sk_hll_add_hash(h, sk_hll_hash("bob", 3)), 0);
+    sk_hll_free(h);
+}
+
+static void test_hash_reads_every_byte_at_any_alignment(void **state)
+{
+    (void)state;
+    uint8_t buf[64 + 8];
+    uint64_t seed = 1;
+    for (size_t i = 0; i < sizeof buf; i++)
+        buf[i] = (uint8_t)splitmix64(&seed);
+    for (size_t len = 0; len <= 64; len++) {
+        uint64_t h = sk_hll_hash(buf, len);
+        for (size_t offset = 1; offset < 8; offset++) {
+            uint8_t copy[64];
+            memcpy(copy, buf, len);
+            memmove(buf + offset, copy, len);
+            assert_true(sk_hll_hash(buf + offset, len) == h);
+            memmove(buf, buf + offset, len);
+        }
+        for (size_t i = 0; i < len; i++) {
+            buf[i] ^= 1;
+            assert_true(sk_hll_hash(buf, len) != h);
+            buf[i] ^= 1;
+        }
+        if (len > 0)
+            assert_true(sk_hll_hash(buf, len - 1) != h);
+    }
+}
+
+static void test_small_counts_are_exact(void **state)
+{
+    (void)state;
+    sk_hll *h = new_hll(14);
+    for (unsigned n = 1; n <= 300; n++) {
+        add_items(h, n - 1, n);
+        uint64_t count = sk_hll_count(h);
+        /* Collisions among a few hundred items in 16384 registers are rare. */
+        assert_true(count + 3 >= n && count <= n + 3);
+    }
+    assert_true(sk_hll_is_sparse(h));
+    sk_hll_free(h);
+}
+
+static void test_sparse_turns_dense_at_the_limit(void **state)
+{
+    (void)state;
+    for (unsigned p = SK_HLL_MIN_PRECISION; p <= SK_HLL_MAX_PRECISION; p++) {
+        sk_hll *h = new_hll(p);
+        sk_hll *reference = new_hll(p);
+        uint32_t m = 1u << p, limit = m / 8 < 4096 ? m / 8 : 4096;
+        uint64_t seed = p;
+        size_t sparse_memory = 0;
+        /* Fill registers one distinct index at a time: hash = index | rank bit. */
+        for (uint32_t i = 0; i < m; i++) {
+            uint64_t hash = (uint64_t)i | (splitmix64(&seed) << p);
+            int before = sk_hll_is_sparse(h);
+            assert_true(sk_hll_add_hash(h, hash) >= 0);
+            sk_hll_add_hash(reference, hash);
+            if (i + 1 <= limit) {
+                assert_true(sk_hll_is_sparse(h));
+                sparse_memory = sk_hll_memory(h);
+            } else {
+                assert_false(sk_hll_is_sparse(h));
+                if (before)
+                    assert_true(sk_hll_memory(h) >= m);
+            }
+        }
+        assert_true(sparse_memory < sizeof(void *) * 8 + (size_t)limit * 4 + 64);
+        assert_same_registers(h, reference);
+        sk_hll_free(h);
+        sk_hll_free(reference);
+    }
+}
+
+static void test_copy_is_independent(void **state)
+{
+    (void)state;
+    for (unsigned n = 10; n <= 100000; n *= 100) {
+        sk_hll *h = new_hll(14), *c = NULL;
+        add_items(h, 0, n);
+        assert_int_equal(sk_hll_copy(&c, h), SK_OK);
+        assert_same_registers(h, c);
+        add_items(c, n, 2 * n);
+        assert_true(sk_hll_count(c) > sk_hll_count(h));
+        sk_hll_free(h);
+        sk_hll_free(c);
+    }
+    sk_hll *c = NULL;
+    assert_int_equal(sk_hll_copy(&c, NULL), SK_EINVAL);
+    assert_int_equal(sk_hll_copy(NULL, c), SK_EINVAL);
+}
+
+static void test_reset_forgets_everything(void **state)
+{
+    (void)state;
+    sk_hll *h = new_hll(12), *empty = new_hll(12);
+    add_items(h, 0, 50000);
+    assert_false(sk_hll_is_sparse(h));
+    sk_hll_reset(h);
+    assert_true(sk_hll_is_sparse(h));
+    assert_int_equal(sk_hll_count(h), 0);
+    assert_int_equal(sk_hll_precision(h), 12);
+    assert_same_registers(h, empty);
+    add_items(h, 0, 10);
+    assert_int_equal(sk_hll_count(h), 10);
+    sk_hll_free(h);
+    sk_hll_free(empty);
+}
+
+/* The union of two sketches equals one sketch of all the items, for every
+ * combination of representations. */
+static void test_merge_equals_sketch_of_union(void **state)
+{
+    (void)state;
+    unsigned sizes[] = {0, 5, 1000, 100000};
+    for (size_t a = 0; a < 4; a++) {
+        for (size_t b = 0; b < 4; b++) {
+            sk_hll *x = new_hll(14), *y = new_hll(14), *all = new_hll(14);
+            add_items(x, 0, sizes[a]);
+            add_items(y, 500, 500 + sizes[b]);
+            add_items(all, 0, sizes[a]);
+            add_items(all, 500, 500 + sizes[b]);
+            assert_int_equal(sk_hll_merge(x, y), SK_OK);
+            assert_same_registers(x, all);
+            assert_int_equal(sk_hll_count(x), sk_hll_count(all));
+            sk_hll_free(x);
+            sk_hll_free(y);
+            sk_hll_free(all);
+        }
+    }
+    sk_hll *h = new_hll(14);
+    assert_int_equal(sk_hll_merge(h, NULL), SK_EINVAL);
+    assert_int_equal(sk_hll_merge(NULL, h), SK_EINVAL);
+    sk_hll_free(h);
+}
+
+/* Folding to a lower precision gives exactly the sketch built there. */
+static void test_fold_is_exact(void **state)
+{
+    (void)state;
+    unsigned sizes[] = {0, 3, 300, 30000, 300000};
+    for (size_t s = 0; s < 5; s++) {
+        for (unsigned from = 4; from <= 18; from += 2) {
+            for (unsigned to = 4; to <= from; to += 3) {
+                sk_hll *h = new_hll(from), *direct = new_hll(to);
+                uint64_t seed = s * 1000 + from;
+                for (unsigned i = 0; i < sizes[s]; i++) {
+                    uint64_t hash = splitmix64(&seed);
+                    /* Hashes with all-zero rank bits reach the sentinel. */
+                    if (i % 1000 == 7)
+                        hash &= (UINT64_C(1) << from) - 1;
+                    sk_hll_add_hash(h, hash);
+                    sk_hll_add_hash(direct, hash);
+                }
+                assert_int_equal(sk_hll_fold(h, to), SK_OK);
+                assert_int_equal(sk_hll_precision(h), to);
+                assert_same_registers(h, direct);
+                sk_hll_free(h);
+                sk_hll_free(direct);
+            }
+        }
+    }
+    sk_hll *h = new_hll(10);
+    assert_int_equal(sk_hll_fold(h, 11), SK_EINVAL);
+    assert_int_equal(sk_hll_fold(h, 3), SK_EINVAL);
+    assert_int_equal(sk_hll_fold(h, 10), SK_OK);
+    sk_hll_free(h);
+}
+
+static void test_merge_of_different_precisions_folds_to_smaller(void **state)
+{
+    (void)state;
+    sk_hll *fine = new_hll(16), *coarse = new_hll(12), *direct = new_hll(12);
+    add_items(fine, 0, 40000);
+    add_items(coarse, 20000, 60000);
+    add_items(direct, 0, 60000);
+    sk_hll *fine_copy = NULL;
+    assert_int_equal(sk_hll_copy(&fine_copy, fine), SK_OK);
+
+    assert_int_equal(sk_hll_merge(fine, coarse), SK_OK); /* dst folds */
+    assert_int_equal(sk_hll_precision(fine), 12);
+    assert_same_registers(fine, direct);
+
+    assert_int_equal(sk_hll_merge(coarse, fine_copy), SK_OK); /* src folds */
+    assert_int_equal(sk_hll_precision(coarse), 12);
+    assert_same_registers(coarse, direct);
+    sk_hll_free(fine);
+    sk_hll_free(fine_copy);
+    sk_hll_free(coarse);
+    sk_hll_free(direct);
+}
+
+static void test_bounds_contain_the_estimate(void **state)
+{
+    (void)state;
+    sk_hll *h = new_hll(14);
+    sk_hll_estimate e;
+    sk_hll_estimate_with_bounds(h, &e);
+    assert_int_equal(e.count, 0);
+    assert_true(e.lower[2] == 0 && e.upper[2] == 0);
+    unsigned n = 0;
+    for (unsigned target = 10; target <= 1000000; target *= 10) {
+        add_items(h, n, target);
+        n = target;
+        sk_hll_estimate_with_bounds(h, &e);
+        assert_int_equal(e.count, sk_hll_count(h));
+        assert_true(e.relative_error > 0 && e.relative_error <= 1.04 / 128 * 1.001);
+        for (int k = 0; k < 3; k++) {
+            assert_true(e.lower[k] <= (double)e.count + 0.5);
+            assert_true(e.upper[k] >= (double)e.count - 0.5);
+            if (k > 0) {
+                assert_true(e.lower[k] <= e.lower[k - 1]);
+                assert_true(e.upper[k] >= e.upper[k - 1]);
+            }
+        }
+        /* The truth lies within 3 standard deviations. */
+        assert_true(e.lower[2] <= n && n <= e.upper[2]);
+    }
+    sk_hll_free(h);
+}
+
+static void test_native_round_trip(void **state)
+{
+    (void)state;
+    unsigned sizes[] = {0, 10, 2000, 200000};
+    for (unsigned p = SK_HLL_MIN_PRECISION; p <= SK_HLL_MAX_PRECISION; p++) {
+        for (size_t s = 0; s < 4; s++) {
+            sk_hll *h = new_hll(p), *back = NULL;
+            add_items(h, 0, sizes[s]);
+            size_t len;
+            uint8_t *buf = serialize(h, SK_HLL_NATIVE, &len);
+            assert_memory_equal(buf, "SKHL", 4);
+            size_t dense = 16 + (size_t)(1u << p) * 6 / 8;
+            assert_true(len <= dense);
+            sk_hll_format format = SK_HLL_REDIS;
+            assert_int_equal(sk_hll_deserialize(&back, buf, len, &format), SK_OK);
+            assert_int_equal(format, SK_HLL_NATIVE);
+            assert_int_equal(sk_hll_precision(back), p);
+            assert_int_equal(sk_hll_count(back), sk_hll_count(h));
+            assert_same_registers(h, back);
+            free(buf);
+            sk_hll_free(h);
+            sk_hll_free(back);
+        }
+    }
+}
+
+static void test_native_sizes_are_as_promised(void **state)
+{
+    (void)state;
+    sk_hll *h = new_hll(14);
+    add_items(h, 0, 10);
+    assert_int_equal(sk_hll_serialized_size(h, SK_HLL_NATIVE), 16 + 10 * 4);
+    add_items(h, 10, 1000000);
+    assert_int_equal(sk_hll_serialized_size(h, SK_HLL_NATIVE), 16 + 12288);
+    assert_int_equal(sk_hll_serialized_size(h, SK_HLL_REDIS), 16 + 12288);
+    uint8_t small[100];
+    size_t len = 0;
+    assert_int_equal(sk_hll_serialize(h, SK_HLL_NATIVE, small, sizeof small, &len),
+                     SK_ENOSPACE);
+    assert_int_equal(sk_hll_serialize(h, SK_HLL_REDIS, small, sizeof small, &len),
+                     SK_ENOSPACE);
+    assert_int_equal(sk_hll_serialize(h, (sk_hll_format)7, small, sizeof small, &len),
+                     SK_EINVAL);
+    assert_int_equal(sk_hll_serialize(h, SK_HLL_NATIVE, NULL, 0, &len), SK_EINVAL);
+    sk_hll_free(h);
+}
+
+/* Rewrites the checksum of a native string after a test edits it. */
+static void fix_checksum(uint8_t *buf, size_t len)
+{
+    uint32_t sum = XXH32(buf + 16, len - 16, XXH32(buf, 12, 0));
+    for (int i = 0; i < 4; i++)
+        buf[12 + i] = (uint8_t)(sum >> (8 * i));
+}
+
+static void expect_load_error(const uint8_t *buf, size_t len, int expected)
+{
+    sk_hll *h = (sk_hll *)&h;
+    assert_int_equal(sk_hll_deserialize(&h, buf, len, NULL), expected);
+    assert_null(h);
+}
+
+static void test_native_rejects_damage(void **state)
+{
+    (void)state;
+    sk_hll *h = new_hll(10);
+    add_items(h, 0, 20);
+    size_t len;
+    uint8_t *sparse = serialize(h, SK_HLL_NATIVE, &len);
+    assert_int_equal(sparse[5], 1);
+    uint8_t *copy = malloc(len + 1);
+
+    for (size_t cut = 0; cut < len; cut++) {
+        sk_hll *out = NULL;
+        int rc = sk_hll_deserialize(&out, sparse, cut, NULL);
+        assert_true(rc == SK_ETRUNCATED || (cut == 0 && rc == SK_EFORMAT));
+    }
+    memcpy(copy, sparse, len);
+    copy[len] = 0;
+    expect_load_error(copy, len + 1, SK_ETRUNCATED);
+
+    memcpy(copy, sparse, len);
+    copy[0] = 'X';
+    expect_load_error(copy, len, SK_EFORMAT);
+    memcpy(copy, sparse, len);
+    copy[4] = 2;
+    expect_load_error(copy, len, SK_EVERSION);
+    memcpy(copy, sparse, len);
+    copy[len - 1] ^= 0x40;
+    expect_load_error(copy, len, SK_ECHECKSUM);
+
+    struct { size_t offset; uint8_t value; } header_edits[] = {
+        {5, 2}, {6, 3}, {6, 19}, {7, 0}, {7, 2}};
+    for (size_t i = 0; i < 5; i++) {
+        memcpy(copy, sparse, len);
+        copy[header_edits[i].offset] = header_edits[i].value;
+        fix_checksum(copy, len);
+        expect_load_error(copy, len, SK_ECORRUPT);
+    }
+    /* Sparse entries: out of order, duplicate, zero value, value too large,
+     * index beyond m. Entry i is at 16 + 4i, (index << 6 | value). */
+    memcpy(copy, sparse, len);
+    memcpy(copy + 16, sparse + 20, 4);
+    memcpy(copy + 20, sparse + 16, 4);
+    fix_checksum(copy, len);
+    expect_load_error(copy, len, SK_ECORRUPT);
+    memcpy(copy, sparse, len);
+    memcpy(copy + 20, sparse + 16, 4);
+    fix_checksum(copy, len);
+    expect_load_error(copy, len, SK_ECORRUPT);
+    memcpy(copy, sparse, len);
+    copy[16] &= 0xc0;
+    fix_checksum(copy, len);
+    expect_load_error(copy, len, SK_ECORRUPT);
+    memcpy(copy, sparse, len);
+    copy[len - 4] |= 63; /* 63 > 64 - 10 + 1 */
+    fix_checksum(copy, len);
+    expect_load_error(copy, len, SK_ECORRUPT);
+    memcpy(copy, sparse, len);
+    copy[len - 2] = 0xff;
+    copy[len - 1] = 0xff; /* index far beyond 1024 */
+    fix_checksum(copy, len);
+    expect_load_error(copy, len, SK_ECORRUPT);
+    /* An entry count that does not match the length. */
+    memcpy(copy, sparse, len);
+    copy[8]++;
+    expect_load_error(copy, len, SK_ETRUNCATED);
+    memcpy(copy, sparse, len);
+    copy[11] = 0x80;
+    expect_load_error(copy, len, SK_ECORRUPT);
+    free(sparse);
+    free(copy);
+
+    /* Dense: a register above the maximum rank, a nonzero entry count. */
+    add_items(h, 20, 20000);
+    uint8_t *dense = serialize(h, SK_HLL_NATIVE, &len);
+    assert_int_equal(dense[5], 0);
+    dense[16] |= 63;
+    fix_checksum(dense, len);
+    expect_load_error(dense, len, SK_ECORRUPT);
+    dense[16] &= 0xc0;
+    dense[8] = 1;
+    fix_checksum(dense, len);
+    expect_load_error(dense, len, SK_ECORRUPT);
+    dense[8] = 0;
+    fix_checksum(dense, len);
+    sk_hll *ok = NULL;
+    assert_int_equal(sk_hll_deserialize(&ok, dense, len, NULL), SK_OK);
+    sk_hll_free(ok);
+    expect_load_error(dense, len - 1, SK_ETRUNCATED);
+    free(dense);
+    sk_hll_free(h);
+
+    assert_int_equal(sk_hll_deserialize(NULL, "SKHL", 4, NULL), SK_EINVAL);
+    sk_hll *out;
+    assert_int_equal(sk_hll_deserialize(&out, NULL, 5, NULL), SK_EINVAL);
+    expect_load_error((const uint8_t *)"SK", 2, SK_ETRUNCATED);
+    expect_load_error((const uint8_t *)"HY", 2, SK_ETRUNCATED);
+    expect_load_error((const uint8_t *)"", 0, SK_EFORMAT);
+}
+
+static void test_redis_strings(void **state)
+{
+    (void)state;
+    sk_hll *h = new_hll(14), *back = NULL;
+    add_items(h, 0, 100);
+    size_t len;
+    uint8_t *sparse = serialize(h, SK_HLL_REDIS, &len);
+    assert_memory_equal(sparse, "HYLL", 4);
+    assert_int_equal(sparse[4], 1);
+    assert_int_equal(sparse[15] & 0x80, 0x80); /* stale cache: Redis recounts */
+    assert_true(len <= 3000);
+    sk_hll_format format = SK_HLL_NATIVE;
+    assert_int_equal(sk_hll_deserialize(&back, sparse, len, &format), SK_OK);
+    assert_int_equal(format, SK_HLL_REDIS);
+    assert_same_registers(h, back);
+    sk_hll_free(back);
+
+    /* Any change to the run lengths breaks the 16384-register total. */
+    for (size_t i = 16; i < len; i++) {
+        uint8_t saved = sparse[i];
+        if ((saved & 0xc0) == 0x00) {
+            sparse[i] = (uint8_t)(saved ^ 1);
+            expect_load_error(sparse, len, SK_ECORRUPT);
+        }
+        sparse[i] = saved;
+    }
+    expect_load_error(sparse, len - 1, SK_ECORRUPT);
+    expect_load_error(sparse, 15, SK_ETRUNCATED);
+    sparse[4] = 2;
+    expect_load_error(sparse, len, SK_ECORRUPT);
+    free(sparse);
+
+    /* An XZERO that claims more than 16384 registers, summed without overflow. */
+    uint8_t xzero[16 + 6] = "HYLL\1";
+    xzero[16] = 0x7f, xzero[17] = 0xff; /* 16384 zeros */
+    xzero[18] = 0x7f, xzero[19] = 0xff;
+    xzero[20] = 0x7f, xzero[21] = 0xff;
+    expect_load_error(xzero, sizeof xzero, SK_ECORRUPT);
+    expect_load_error(xzero, 16 + 3, SK_ECORRUPT); /* XZERO cut in half */
+    sk_hll *empty = NULL;
+    assert_int_equal(sk_hll_deserialize(&empty, xzero, 16 + 2, NULL), SK_OK);
+    assert_int_equal(sk_hll_count(empty), 0);
+    sk_hll_free(empty);
+
+    /* Many items, or a register above 32, need the dense form. */
+    add_items(h, 100, 100000);
+    uint8_t *dense = serialize(h, SK_HLL_REDIS, &len);
+    assert_int_equal(len, 16 + 12288);
+    assert_int_equal(dense[4], 0);
+    assert_int_equal(sk_hll_deserialize(&back, dense, len, NULL), SK_OK);
+    assert_same_registers(h, back);
+    sk_hll_free(back);
+    dense[16] = 52; /* register 0 = 52: beyond any rank at p = 14 */
+    expect_load_error(dense, len, SK_ECORRUPT);
+    expect_load_error(dense, len - 1, SK_ETRUNCATED);
+    free(dense);
+
+    sk_hll *tall = new_hll(14);
+    sk_hll_add_hash(tall, UINT64_C(5)); /* zero rank bits: register 5 = 51 */
+    uint8_t *tall_string = serialize(tall, SK_HLL_REDIS, &len);
+    assert_int_equal(tall_string[4], 0);
+    sk_hll_free(tall);
+    free(tall_string);
+    sk_hll_free(h);
+}
+
+static void test_redis_export_folds_and_refuses_low_precision(void **state)
+{
+    (void)state;
+    sk_hll *fine = new_hll(18), *at14 = new_hll(14), *coarse = new_hll(13), *back = NULL;
+    add_items(fine, 0, 5000);
+    add_items(at14, 0, 5000);
+    add_items(coarse, 0, 5000);
+    size_t len;
+    uint8_t *buf = serialize(fine, SK_HLL_REDIS, &len);
+    assert_int_equal(sk_hll_deserialize(&back, buf, len, NULL), SK_OK);
+    assert_same_registers(back, at14);
+    assert_int_equal(sk_hll_precision(fine), 18); /* the source is untouched */
+    free(buf);
+    sk_hll_free(back);
+
+    uint8_t out[16 + 12288];
+    assert_int_equal(sk_hll_serialized_size(coarse, SK_HLL_REDIS), 0);
+    assert_int_equal(sk_hll_serialize(coarse, SK_HLL_REDIS, out, sizeof out, &len),
+                     SK_EINCOMPAT);
+    sk_hll_free(fine);
+    sk_hll_free(at14);
+    sk_hll_free(coarse);
+}
+
+/* Random bytes, and random damage to valid strings, give a sketch or an
+ * error; under AddressSanitizer this also proves no read goes out of bounds. */
+static void test_garbage_never_crashes(void **state)
+{
+    (void)state;
+    uint64_t seed = 42;
+    uint8_t buf[13000];
+    for (int round = 0; round < 20000; round++) {
+        size_t len = splitmix64(&seed) % sizeof buf;
+        if (round % 4 == 0)
+            len %= 64;
+        for (size_t i = 0; i < len; i++)
+            buf[i] = (uint8_t)splitmix64(&seed);
+        if (len >= 4 && round % 2 == 0)
+            memcpy(buf, round % 4 == 0 ? "HYLL" : "SKHL", 4);
+        if (len >= 6 && round % 4 == 0)
+            buf[4] = 1, buf[5] = 0;
+        sk_hll *h = NULL;
+        int rc = sk_hll_deserialize(&h, buf, len, NULL);
+        if (rc == SK_OK) {
+            assert_non_null(h);
+            sk_hll_count(h);
+            sk_hll_free(h);
+        } else {
+            assert_true(rc < 0);
+            assert_null(h);
+        }
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_version_and_messages),
+        cmocka_unit_test(test_new_rejects_bad_precision),
+        cmocka_unit_test(test_add_reports_changes),
+        cmocka_unit_test(test_hash_reads_every_byte_at_any_alignment),
+        cmocka_unit_test(test_small_counts_are_exact),
+        cmocka_unit_test(test_sparse_turns_dense_at_the_limit),
+        cmocka_unit_test(test_copy_is_independent),
+        cmocka_unit_test(test_reset_forgets_everything),
+        cmocka_unit_test(test_merge_equals_sketch_of_union),
+        cmocka_unit_test(test_fold_is_exact),
+        cmocka_unit_test(test_merge_of_different_precisions_folds_to_smaller),
+        cmocka_unit_test(test_bounds_contain_the_estimate),
+        cmocka_unit_test(test_native_round_trip),
+        cmocka_unit_test(test_native_sizes_are_as_promised),
+        cmocka_unit_test(test_native_rejects_damage),
+        cmocka_unit_test(test_redis_strings),
+        cmocka_unit_test(test_redis_export_folds_and_refuses_low_precision),
+        cmocka_unit_test(test_garbage_never_crashes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
