@@ -125,8 +125,8 @@ int cmd_count(int argc, char **argv)
         case 'j': threads = (int)parse_uint(optarg, "threads", 1, 256); break;
         case 'v': verbose = 1; break;
         case 'h': fputs(count_usage, stdout); return EXIT_OK;
-        case ':': die_usage("count", "option '%s' needs a value", argv[optind - 1]);
-        default: die_usage("count", "unknown option '%s'", argv[optind - 1]);
+        case ':': die_usage("count", "option '%s' needs a value", rejected_option(argv));
+        default: die_usage("count", "unknown option '%s'", rejected_option(argv));
         }
     }
 
@@ -177,7 +177,5 @@ int cmd_count(int argc, char **argv)
         free(w);
     }
     free(contexts);
-    if (fflush(stdout) != 0 || ferror(stdout))
-        die("standard output: %s", strerror(errno));
     return EXIT_OK;
 }

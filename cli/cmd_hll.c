@@ -100,9 +100,9 @@ static int parse_hll_options(const char *cmd, const char *usage, const char *opt
             exit(EXIT_OK);
         }
         if (c == ':')
-            die_usage(cmd, "option '%s' needs a value", argv[optind - 1]);
+            die_usage(cmd, "option '%s' needs a value", rejected_option(argv));
         if (c == '?' || strchr(optstring, c) == NULL)
-            die_usage(cmd, "unknown option '%s'", argv[optind - 1]);
+            die_usage(cmd, "unknown option '%s'", rejected_option(argv));
         switch (c) {
         case 'o': opt->output = optarg; break;
         case 'p': opt->precision = parse_precision(optarg); break;
@@ -234,10 +234,18 @@ static int hll_info(int argc, char **argv)
         die_usage("hll info", "one FILE at a time");
     sk_hll_format format;
     sk_hll *h = load_hll_or_die(argv[first], &format);
-    size_t size = sk_hll_serialized_size(h, format);
+    /* The encoding of the bytes as written, which is not always the one the
+     * sketch uses in memory: the byte that says it is 5 in sketch's format
+     * and 4 in Redis's. */
+    size_t size = sk_hll_serialized_size(h, format), len;
+    uint8_t *bytes = malloc(size);
+    if (bytes == NULL || sk_hll_serialize(h, format, bytes, size, &len) != SK_OK)
+        die("out of memory");
+    int sparse = bytes[format == SK_HLL_REDIS ? 4 : 5] == 1;
+    free(bytes);
     printf("format: %s\n", format == SK_HLL_REDIS ? "redis" : "sketch 1");
     printf("registers: %u\n", 1u << sk_hll_precision(h));
-    printf("encoding: %s\n", sk_hll_is_sparse(h) ? "sparse" : "dense");
+    printf("encoding: %s\n", sparse ? "sparse" : "dense");
     printf("size: %zu bytes\n", size);
     print_estimate(h, stdout);
     sk_hll_free(h);
@@ -269,7 +277,7 @@ static int hll_export(int argc, char **argv)
     size_t len;
     if (buf == NULL || sk_hll_serialize(h, SK_HLL_REDIS, buf, cap, &len) != SK_OK)
         die("out of memory");
-    if (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0)
+    if (fwrite(buf, 1, len, stdout) != len)
         die("standard output: %s", strerror(errno));
     free(buf);
     sk_hll_free(h);

@@ -43,8 +43,23 @@ struct input *inputs_open(char **paths, int count, int *opened)
             die("%s: is a directory", paths[i]);
         in->seekable = S_ISREG(st.st_mode);
         in->size = in->seekable ? (uint64_t)st.st_size : 0;
-        if (in->seekable)
+        if (in->seekable) {
+            /* A redirected standard input may already have been partly read. */
+            off_t at = lseek(in->fd, 0, SEEK_CUR);
+            in->start = at > 0 && (uint64_t)at < in->size ? (uint64_t)at : 0;
+            if (at > 0 && (uint64_t)at >= in->size)
+                in->start = in->size;
             posix_fadvise(in->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+        } else {
+            /* A stream named twice ("- -") is read once: as with cat, the
+             * second time finds it at its end. */
+            for (int j = 0; j < i; j++)
+                if (!inputs[j].seekable && inputs[j].dev == st.st_dev &&
+                    inputs[j].ino == st.st_ino)
+                    in->skip = 1;
+        }
+        in->dev = st.st_dev;
+        in->ino = st.st_ino;
     }
     *opened = count;
     return inputs;
@@ -94,7 +109,8 @@ static size_t find_newline(const char *data, size_t from, size_t len)
 }
 
 /* Reads the lines that start in [r->start, r->end): the first one begins at
- * r->start if the byte before it ends a line, else after the next '\n'; the
+ * r->start if that is where the input starts or the byte before it ends a
+ * line, else after the next '\n'; the
  * last one is the line holding byte end - 1, read to its end. */
 static int read_range(struct range *r, struct reader *rd, lines_fn fn, void *ctx,
                       struct progress *progress)
@@ -103,7 +119,7 @@ static int read_range(struct range *r, struct reader *rd, lines_fn fn, void *ctx
     uint64_t base = r->start; /* file offset of rd->buf[0] */
     size_t have = 0;
     int skipping = 0;
-    if (r->start > 0) {
+    if (r->start > in->start) {
         char before;
         ssize_t n = read_at(in, &before, 1, r->start - 1);
         if (n < 0)
@@ -213,17 +229,19 @@ int lines_read_parallel(struct input *inputs, int count, int threads,
     struct pool pool = {0};
     size_t cap = 0;
     for (int i = 0; i < count; i++)
-        cap += inputs[i].seekable ? inputs[i].size / RANGE_SIZE + 1 : 1;
+        cap += inputs[i].seekable ? (inputs[i].size - inputs[i].start) / RANGE_SIZE + 1 : 1;
     pool.ranges = calloc(cap, sizeof *pool.ranges);
     if (pool.ranges == NULL)
         return ENOMEM;
     for (int i = 0; i < count; i++) {
+        if (inputs[i].skip)
+            continue;
         if (!inputs[i].seekable) {
             pool.ranges[pool.range_count++] = (struct range){&inputs[i], 0, UINT64_MAX};
             continue;
         }
-        uint64_t size = inputs[i].size;
-        for (uint64_t start = 0; start < size || start == 0; start += RANGE_SIZE) {
+        uint64_t size = inputs[i].size, first = inputs[i].start;
+        for (uint64_t start = first; start < size || start == first; start += RANGE_SIZE) {
             uint64_t end = size - start > RANGE_SIZE ? start + RANGE_SIZE : size;
             pool.ranges[pool.range_count++] = (struct range){&inputs[i], start, end};
             if (end == size)

@@ -24,7 +24,11 @@ struct input {
     const char *name; /* as given; "-" is standard input */
     int fd;
     int seekable;     /* a regular file, read with pread in ranges */
+    uint64_t start;   /* where reading begins: 0, or where standard input stands */
     uint64_t size;    /* bytes, when seekable */
+    int skip;         /* the same stream named again: already read to its end */
+    dev_t dev;
+    ino_t ino;
 };
 
 /* Opens every path ("-" for standard input) or dies naming the first that

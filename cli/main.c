@@ -2,8 +2,11 @@
  * main.c: the sketch command: probabilistic data structures from the shell.
  * Each subcommand lives in a cmd_*.c file of its own.
  */
+#include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "util.h"
@@ -19,8 +22,19 @@ static const char usage[] =
     "Run 'sketch COMMAND --help' for more. Exit status: 0 on success, 2 on bad\n"
     "usage or bad input.\n";
 
+/* Output that could not be written is an error, whichever command wrote it:
+ * checked once, at exit, after every path that prints (gnulib's close_stdout). */
+static void close_stdout(void)
+{
+    if (fclose(stdout) != 0) {
+        fprintf(stderr, "sketch: standard output: %s\n", strerror(errno));
+        _exit(EXIT_FAILURE_USAGE);
+    }
+}
+
 int main(int argc, char **argv)
 {
+    atexit(close_stdout);
     if (argc < 2) {
         fputs(usage, stderr);
         return EXIT_FAILURE_USAGE;

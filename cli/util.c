@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -34,6 +35,16 @@ void die_usage(const char *cmd, const char *fmt, ...)
     va_end(ap);
     fprintf(stderr, " (see 'sketch %s --help')\n", cmd);
     exit(EXIT_FAILURE_USAGE);
+}
+
+const char *rejected_option(char **argv)
+{
+    static char short_name[3] = "-?";
+    if (optopt != 0) {
+        short_name[1] = (char)optopt;
+        return short_name;
+    }
+    return argv[optind - 1];
 }
 
 unsigned long long parse_uint(const char *text, const char *what,

@@ -23,6 +23,10 @@ _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void die_usage(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* The option getopt just refused, as the user wrote it: "-x" for a short
+ * one (even inside a bundle such as -vx), else the argument itself. */
+const char *rejected_option(char **argv);
+
 /* Parses a whole decimal number in [min, max] or dies naming the option. */
 unsigned long long parse_uint(const char *text, const char *what,
                               unsigned long long min, unsigned long long max);
