@@ -73,27 +73,24 @@ static int select_field(const char **item, size_t *len, unsigned n, char delimit
     return 1;
 }
 
+static inline int count_line(struct count_worker *w, const char *line, size_t len)
+{
+    w->lines++;
+    if (w->opt->field != 0 && !select_field(&line, &len, w->opt->field, w->opt->delimiter)) {
+        w->skipped++;
+        return 0;
+    }
+    if (sk_hll_add(w->sketch, line, len) < 0) {
+        w->nomem = 1;
+        return 1;
+    }
+    return 0;
+}
+
 static int count_lines(void *ctx, const char *data, size_t len)
 {
     struct count_worker *w = ctx;
-    const char *p = data, *end = data + len;
-    unsigned field = w->opt->field;
-    while (p < end) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        const char *line_end = nl != NULL ? nl : end;
-        const char *item = p;
-        size_t item_len = (size_t)(line_end - p);
-        w->lines++;
-        if (field == 0 || select_field(&item, &item_len, field, w->opt->delimiter)) {
-            if (sk_hll_add(w->sketch, item, item_len) < 0) {
-                w->nomem = 1;
-                return 1;
-            }
-        } else {
-            w->skipped++;
-        }
-        p = line_end + 1;
-    }
+    FOR_EACH_LINE(data, len, count_line, w);
     return 0;
 }
 

@@ -113,17 +113,14 @@ static int parse_hll_options(const char *cmd, const char *usage, const char *opt
     return optind;
 }
 
+static inline int add_line(sk_hll *h, const char *line, size_t len)
+{
+    return sk_hll_add(h, line, len) < 0;
+}
+
 static int add_lines(void *ctx, const char *data, size_t len)
 {
-    sk_hll *h = ctx;
-    const char *p = data, *end = data + len;
-    while (p < end) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        const char *line_end = nl != NULL ? nl : end;
-        if (sk_hll_add(h, p, (size_t)(line_end - p)) < 0)
-            return 1;
-        p = line_end + 1;
-    }
+    FOR_EACH_LINE(data, len, add_line, (sk_hll *)ctx);
     return 0;
 }
 

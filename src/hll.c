@@ -230,7 +230,10 @@ int sk__hll_make_dense(sk_hll *h)
     return SK_OK;
 }
 
-static int sparse_set(sk_hll *h, uint32_t idx, unsigned value)
+/* Out of line, so that the dense path of every add stays a leaf that saves
+ * no registers. */
+__attribute__((noinline, cold)) static int sparse_set(sk_hll *h, uint32_t idx,
+                                                       unsigned value)
 {
     uint32_t pos = sparse_lower_bound(h, idx);
     if (pos < h->sparse_len && (h->sparse[pos] >> 8) == idx) {
@@ -263,7 +266,7 @@ static int sparse_set(sk_hll *h, uint32_t idx, unsigned value)
     return 1;
 }
 
-int sk__hll_set(sk_hll *h, uint32_t idx, unsigned value)
+static inline int set_register(sk_hll *h, uint32_t idx, unsigned value)
 {
     if (h->registers != NULL) {
         if (h->registers[idx] >= value)
@@ -274,18 +277,28 @@ int sk__hll_set(sk_hll *h, uint32_t idx, unsigned value)
     return sparse_set(h, idx, value);
 }
 
-int sk_hll_add_hash(sk_hll *h, uint64_t hash)
+int sk__hll_set(sk_hll *h, uint32_t idx, unsigned value)
+{
+    return set_register(h, idx, value);
+}
+
+static inline int add_hash(sk_hll *h, uint64_t hash)
 {
     unsigned p = h->precision;
     uint32_t idx = (uint32_t)(hash & (register_count(p) - 1));
     uint64_t rank_bits = (hash >> p) | UINT64_C(1) << (64 - p);
     unsigned rank = (unsigned)__builtin_ctzll(rank_bits) + 1;
-    return sk__hll_set(h, idx, rank);
+    return set_register(h, idx, rank);
+}
+
+int sk_hll_add_hash(sk_hll *h, uint64_t hash)
+{
+    return add_hash(h, hash);
 }
 
 int sk_hll_add(sk_hll *h, const void *data, size_t len)
 {
-    return sk_hll_add_hash(h, sk_murmur64a(data, len, SK_REDIS_HLL_SEED));
+    return add_hash(h, sk_murmur64a(data, len, SK_REDIS_HLL_SEED));
 }
 
 /* ---- estimation --------------------------------------------------------- */
