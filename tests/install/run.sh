@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the build in BUILD_DIR into a temporary prefix, builds the consumer
+# project against it with find_package and pkg-config, and runs each program.
+set -euo pipefail
+build_dir=$1
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+cmake --install "$build_dir" --prefix "$work/prefix" > /dev/null
+test -x "$work/prefix/bin/sketch"
+test -f "$work/prefix/include/sketch.h"
+
+libdir=$(dirname "$(find "$work/prefix" -name sketch.pc)")
+PKG_CONFIG_PATH=$libdir cmake -S "$here" -B "$work/build" \
+    -DCMAKE_PREFIX_PATH="$work/prefix" > /dev/null
+cmake --build "$work/build" > /dev/null
+
+for program in consumer_cmake consumer_static consumer_pkgconfig; do
+    out=$(LD_LIBRARY_PATH=$work/prefix/lib:$libdir "$work/build/$program" a b a c)
+    if [ "$out" != "3 $(sed -n 's/^#define SK_VERSION_STRING "\(.*\)"/\1/p' "$work/prefix/include/sketch/core.h")" ]; then
+        echo "FAIL: $program printed '$out'"
+        exit 1
+    fi
+    echo "ok: $program: $out"
+done
+echo "ok: installed sketch: $("$work/prefix/bin/sketch" --version)"
