@@ -6,5 +6,6 @@
 
 int cmd_count(int argc, char **argv);
 int cmd_hll(int argc, char **argv);
+int cmd_bloom(int argc, char **argv);
 
 #endif

@@ -13,11 +13,13 @@
 
 static const char usage[] =
     "Usage: sketch COMMAND [ARGS]...\n"
-    "Fast probabilistic data structures: count distinct items in little memory.\n"
+    "Fast probabilistic data structures: count distinct items and test set\n"
+    "membership in little memory.\n"
     "\n"
     "Commands:\n"
     "  count [FILE]...   estimated number of distinct lines (or fields) of the FILEs\n"
     "  hll COMMAND       HyperLogLog sketch files: add, count, merge, info, export\n"
+    "  bloom COMMAND     Bloom filter files: create, add, check, info, merge\n"
     "\n"
     "Run 'sketch COMMAND --help' for more. Exit status: 0 on success, 2 on bad\n"
     "usage or bad input.\n";
@@ -53,5 +55,7 @@ int main(int argc, char **argv)
         return cmd_count(argc - 1, argv + 1);
     if (strcmp(command, "hll") == 0)
         return cmd_hll(argc - 1, argv + 1);
+    if (strcmp(command, "bloom") == 0)
+        return cmd_bloom(argc - 1, argv + 1);
     die("unknown command '%s' (see 'sketch --help')", command);
 }

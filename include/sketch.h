@@ -7,5 +7,6 @@
 
 #include "sketch/core.h"
 #include "sketch/hll.h"
+#include "sketch/bloom.h"
 
 #endif

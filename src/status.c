@@ -19,6 +19,8 @@ const char *sk_strerror(int status)
     case SK_ECHECKSUM: return "checksum mismatch";
     case SK_ENOSPACE: return "output buffer too small";
     case SK_EINCOMPAT: return "operation not possible for this sketch";
+    case SK_EIO: return "input/output error";
+    case SK_EFULL: return "filter is full";
     }
     return "unknown error";
 }

@@ -39,7 +39,9 @@ enum sk_status {
     SK_ECORRUPT = -6,   /* the serialized sketch contradicts itself */
     SK_ECHECKSUM = -7,  /* the stored checksum does not match the contents */
     SK_ENOSPACE = -8,   /* the output buffer is too small */
-    SK_EINCOMPAT = -9   /* the operation does not apply to this sketch */
+    SK_EINCOMPAT = -9,  /* the operation does not apply to this sketch */
+    SK_EIO = -10,       /* a system call failed; errno says why */
+    SK_EFULL = -11      /* a scalable filter reached its largest number of layers */
 };
 
 /* The library's version, "MAJOR.MINOR.PATCH", which may differ from the

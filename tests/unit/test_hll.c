@@ -71,7 +71,8 @@ static void test_version_and_messages(void **state)
     (void)state;
     assert_string_equal(sk_version(), SK_VERSION_STRING);
     int codes[] = {SK_OK,       SK_ENOMEM,  SK_EINVAL,    SK_EFORMAT,  SK_EVERSION,
-                   SK_ETRUNCATED, SK_ECORRUPT, SK_ECHECKSUM, SK_ENOSPACE, SK_EINCOMPAT};
+                   SK_ETRUNCATED, SK_ECORRUPT, SK_ECHECKSUM, SK_ENOSPACE, SK_EINCOMPAT,
+                   SK_EIO, SK_EFULL};
     for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
         const char *msg = sk_strerror(codes[i]);
         assert_non_null(msg);

@@ -1,0 +1,528 @@
+/*
+ * cmd_bloom.c: `sketch bloom`, Bloom filter files: create, add, check like
+ * grep, describe and merge.
+ *
+ * Filters are opened by mapping the file, so checking a few items against a
+ * filter of gigabytes reads a few pages; every change is written back
+ * atomically. Lines from standard input go through the library's batch
+ * calls, which keep many memory accesses in flight, and adds to a filter of
+ * fixed size run on every core (its adds are thread-safe).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "lines.h"
+#include "util.h"
+
+static const char bloom_usage[] =
+    "Usage: sketch bloom COMMAND [OPTION]... ARGS\n"
+    "Bloom filter files: is an item in the set? 'maybe' or 'definitely not'.\n"
+    "\n"
+    "  create -n N -p P [OPTION]... FILE   a new filter for N items at false-positive rate P\n"
+    "  add FILE [ITEM]...                  add ITEMs (or lines of standard input)\n"
+    "  check [-v] [-c] FILE [ITEM]...      print the ITEMs (or lines) that may be in FILE\n"
+    "  info [--verify] FILE                layout, sizes, items, false-positive rate\n"
+    "  merge [--intersect] -o OUT FILE...  union (or intersection) of filters of one shape\n"
+    "\n"
+    "Run 'sketch bloom COMMAND --help' for the options of each. Exit status: 0 on\n"
+    "success (for check: some line matched), 1 when check matched nothing, 2 on bad\n"
+    "usage or bad input.\n";
+
+static const char create_usage[] =
+    "Usage: sketch bloom create -n N -p P [OPTION]... FILE\n"
+    "Create an empty Bloom filter in FILE sized for N items at false-positive\n"
+    "rate P, and print its bits (m), hashes (k) and size.\n"
+    "\n"
+    "  -n, --capacity N      items the filter is sized for (of a scalable filter:\n"
+    "                        its first layer)\n"
+    "  -p, --fp-rate P       false-positive rate, 1e-15..0.5 (e.g. 0.01)\n"
+    "  -l, --layout L        auto (default: blocked while it costs at most 10%\n"
+    "                        more memory, down to rates of about 5e-4, else\n"
+    "                        classic), blocked (one cache line per item: fastest)\n"
+    "                        or classic (fewest bits, k cache lines per item)\n"
+    "  -s, --scalable        grow by adding layers when full\n"
+    "  -e, --expansion E     growth factor of a scalable filter (default 2)\n"
+    "  -f, --force           replace FILE if it exists\n"
+    "  -h, --help            show this help\n";
+
+static const char add_usage[] =
+    "Usage: sketch bloom add FILE [ITEM]...\n"
+    "Add the ITEMs, or else every line of standard input, to the filter in FILE.\n"
+    "Every argument after FILE is an item. Print, on standard error with -v, how\n"
+    "many were new.\n"
+    "\n"
+    "  -v, --verbose   report how many items were new\n"
+    "  -j, --threads N threads adding lines (default: one per core; scalable\n"
+    "                  filters use one)\n"
+    "  -h, --help      show this help\n";
+
+static const char check_usage[] =
+    "Usage: sketch bloom check [OPTION]... FILE [ITEM]...\n"
+    "Print each ITEM (or line of standard input) that may be in the filter in\n"
+    "FILE, like grep. Exit status 0 if any was printed, 1 if none, 2 on error.\n"
+    "Options come before FILE; every argument after FILE is an item.\n"
+    "\n"
+    "  -v, --invert   print the items that are definitely not in the filter\n"
+    "  -c, --count    print only the number of items that would be printed\n"
+    "  -h, --help     show this help\n";
+
+static const char info_usage[] =
+    "Usage: sketch bloom info [--verify] FILE\n"
+    "Describe the filter in FILE, one 'name: value' per line. --verify also\n"
+    "checks the checksums of the bit arrays, which reads the whole file.\n";
+
+static const char merge_usage[] =
+    "Usage: sketch bloom merge [--intersect] -o OUT FILE...\n"
+    "Write to OUT the union (or with --intersect the intersection) of the filters\n"
+    "in the FILEs, which must have the same layout, bits and hashes.\n"
+    "\n"
+    "  -o, --output OUT   the file to write (required; may be one of the FILEs)\n"
+    "  -i, --intersect    intersection instead of union\n"
+    "  -h, --help         show this help\n";
+
+static const char *layout_name(sk_bloom_layout layout)
+{
+    return layout == SK_BLOOM_BLOCKED ? "blocked" : "classic";
+}
+
+static sk_bloom *open_or_die(const char *path, unsigned flags)
+{
+    sk_bloom *f;
+    int rc = sk_bloom_open(&f, path, flags);
+    if (rc == SK_EIO)
+        die("%s: %s", path, strerror(errno));
+    if (rc != SK_OK)
+        die("%s: not a valid Bloom filter: %s", path, sk_strerror(rc));
+    return f;
+}
+
+static void save_or_die(const sk_bloom *f, const char *path)
+{
+    int rc = sk_bloom_save(f, path);
+    if (rc == SK_EIO)
+        die("%s: %s", path, strerror(errno));
+    if (rc != SK_OK)
+        die("%s: %s", path, sk_strerror(rc));
+}
+
+static double parse_rate(const char *text)
+{
+    char *end;
+    errno = 0;
+    double p = strtod(text, &end);
+    if (*text == '\0' || *end != '\0' || errno != 0 || !(p >= SK_BLOOM_MIN_FP_RATE) ||
+        !(p <= SK_BLOOM_MAX_FP_RATE))
+        die("the false-positive rate must be a number from 1e-15 to 0.5, not '%s'", text);
+    return p;
+}
+
+static void print_size(const char *label, double bytes)
+{
+    static const char *const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    double shown = bytes;
+    while (shown >= 1024 && u < 4) {
+        shown /= 1024;
+        u++;
+    }
+    if (u == 0)
+        printf("%s: %.0f bytes\n", label, bytes);
+    else
+        printf("%s: %.0f bytes (%.1f %s)\n", label, bytes, shown, units[u]);
+}
+
+/* Parses options from a table of single-letter options common to the
+ * subcommands; returns the index of the first operand. */
+struct bloom_options {
+    uint64_t capacity;
+    double fp_rate;
+    sk_bloom_layout layout;
+    int scalable, force, verbose, invert, count_only, intersect, verify;
+    unsigned expansion;
+    int threads;
+    const char *output;
+};
+
+static int parse_bloom_options(const char *cmd, const char *usage, const char *optstring,
+                               int argc, char **argv, struct bloom_options *o)
+{
+    static const struct option longopts[] = {
+        {"capacity", required_argument, NULL, 'n'},
+        {"fp-rate", required_argument, NULL, 'p'},
+        {"layout", required_argument, NULL, 'l'},
+        {"scalable", no_argument, NULL, 's'},
+        {"expansion", required_argument, NULL, 'e'},
+        {"force", no_argument, NULL, 'f'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"invert", no_argument, NULL, 'v'},
+        {"count", no_argument, NULL, 'c'},
+        {"output", required_argument, NULL, 'o'},
+        {"intersect", no_argument, NULL, 'i'},
+        {"threads", required_argument, NULL, 'j'},
+        {"verify", no_argument, NULL, 'V'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    memset(o, 0, sizeof *o);
+    o->layout = SK_BLOOM_AUTO;
+    o->expansion = 2;
+    opterr = 0;
+    optind = 1;
+    int c, expansion_given = 0, longindex = -1;
+    while ((c = getopt_long(argc, argv, optstring, longopts, &longindex)) != -1) {
+        /* -v is --verbose for add and --invert for check: each long name is
+         * accepted only by the subcommand it belongs to. */
+        const char *long_name = longindex >= 0 ? longopts[longindex].name : NULL;
+        longindex = -1;
+        if (c == 'v' && long_name != NULL &&
+            strcmp(long_name, strcmp(cmd, "bloom check") == 0 ? "invert" : "verbose") != 0)
+            die_usage(cmd, "unknown option '--%s'", long_name);
+        if (c == 'h') {
+            fputs(usage, stdout);
+            exit(EXIT_OK);
+        }
+        if (c == ':')
+            die_usage(cmd, "option '%s' needs a value", rejected_option(argv));
+        if (c == '?' || strchr(optstring, c) == NULL)
+            die_usage(cmd, "unknown option '%s'", rejected_option(argv));
+        switch (c) {
+        case 'n': o->capacity = parse_uint(optarg, "capacity", 1, UINT64_C(1) << 50); break;
+        case 'p': o->fp_rate = parse_rate(optarg); break;
+        case 'l':
+            if (strcmp(optarg, "auto") == 0)
+                o->layout = SK_BLOOM_AUTO;
+            else if (strcmp(optarg, "blocked") == 0)
+                o->layout = SK_BLOOM_BLOCKED;
+            else if (strcmp(optarg, "classic") == 0)
+                o->layout = SK_BLOOM_CLASSIC;
+            else
+                die_usage(cmd, "the layout is 'auto', 'blocked' or 'classic', not '%s'", optarg);
+            break;
+        case 's': o->scalable = 1; break;
+        case 'e':
+            o->expansion = (unsigned)parse_uint(optarg, "expansion", 1, 1024);
+            expansion_given = 1;
+            break;
+        case 'f': o->force = 1; break;
+        case 'v': o->verbose = o->invert = 1; break;
+        case 'c': o->count_only = 1; break;
+        case 'o': o->output = optarg; break;
+        case 'i': o->intersect = 1; break;
+        case 'j': o->threads = (int)parse_uint(optarg, "threads", 1, 256); break;
+        case 'V': o->verify = 1; break;
+        }
+    }
+    if (expansion_given && !o->scalable)
+        die_usage(cmd, "--expansion applies to scalable filters (--scalable)");
+    return optind;
+}
+
+static int bloom_create(int argc, char **argv)
+{
+    struct bloom_options o;
+    int first = parse_bloom_options("bloom create", create_usage, ":n:p:l:se:fh", argc,
+                                    argv, &o);
+    if (o.capacity == 0)
+        die_usage("bloom create", "missing -n CAPACITY");
+    if (o.fp_rate == 0)
+        die_usage("bloom create", "missing -p FP_RATE");
+    if (first >= argc)
+        die_usage("bloom create", "missing FILE");
+    if (first + 1 < argc)
+        die_usage("bloom create", "one FILE at a time");
+    const char *path = argv[first];
+    if (!o.force && path_exists(path))
+        die("%s: already exists (use --force to replace it)", path);
+    sk_bloom *f;
+    int rc = o.scalable ? sk_bloom_new_scalable(&f, o.capacity, o.fp_rate, o.expansion, o.layout)
+                        : sk_bloom_new(&f, o.capacity, o.fp_rate, o.layout);
+    if (rc == SK_EINVAL)
+        die("a filter for %llu items at rate %g would exceed 2^48 bits",
+            (unsigned long long)o.capacity, o.fp_rate);
+    if (rc != SK_OK)
+        die("cannot create the filter: %s", sk_strerror(rc));
+    save_or_die(f, path);
+    sk_bloom_info info;
+    sk_bloom_get_info(f, &info);
+    printf("layout: %s\n", layout_name(info.layout));
+    printf("bits: %llu\n", (unsigned long long)info.bits);
+    printf("hashes: %u\n", info.hashes);
+    print_size("size", (double)info.memory);
+    sk_bloom_free(f);
+    return EXIT_OK;
+}
+
+/* ---- adding lines --------------------------------------------------------- */
+
+#define LINE_BATCH 64
+
+struct add_worker {
+    sk_bloom *filter;
+    const void *items[LINE_BATCH];
+    size_t lens[LINE_BATCH];
+    uint8_t added[LINE_BATCH];
+    size_t pending;
+    uint64_t new_items;
+    int error;
+};
+
+static void *add_worker_init(void *shared, int thread)
+{
+    (void)thread;
+    struct add_worker *w = calloc(1, sizeof *w);
+    if (w == NULL)
+        die("out of memory");
+    w->filter = shared;
+    return w;
+}
+
+static int add_flush(struct add_worker *w)
+{
+    int rc = sk_bloom_add_batch(w->filter, w->items, w->lens, w->pending, w->added);
+    if (rc != SK_OK) {
+        w->error = rc;
+        return 1;
+    }
+    for (size_t i = 0; i < w->pending; i++)
+        w->new_items += w->added[i];
+    w->pending = 0;
+    return 0;
+}
+
+static inline int add_line(struct add_worker *w, const char *line, size_t len)
+{
+    w->items[w->pending] = line;
+    w->lens[w->pending] = len;
+    return ++w->pending == LINE_BATCH ? add_flush(w) : 0;
+}
+
+static int add_lines(void *ctx, const char *data, size_t len)
+{
+    struct add_worker *w = ctx;
+    FOR_EACH_LINE(data, len, add_line, w);
+    /* The block's memory is reused after this returns. */
+    return w->pending > 0 ? add_flush(w) : 0;
+}
+
+static int bloom_add(int argc, char **argv)
+{
+    struct bloom_options o;
+    int first = parse_bloom_options("bloom add", add_usage, "+:vj:h", argc, argv, &o);
+    if (first >= argc)
+        die_usage("bloom add", "missing FILE");
+    const char *path = argv[first];
+    sk_bloom *f = open_or_die(path, 0);
+    sk_bloom_info info;
+    sk_bloom_get_info(f, &info);
+    uint64_t new_items = 0;
+    if (first + 1 < argc) {
+        for (int i = first + 1; i < argc; i++) {
+            int rc = sk_bloom_add(f, argv[i], strlen(argv[i]));
+            if (rc < 0)
+                die("%s: %s", path, sk_strerror(rc));
+            new_items += (uint64_t)rc;
+        }
+    } else {
+        char *stdin_name[] = {"-"};
+        int count;
+        struct input *in = inputs_open(stdin_name, 1, &count);
+        struct progress progress;
+        progress_init(&progress, in[0].size - in[0].start, 256u << 20);
+        void **contexts;
+        int used;
+        const char *failed = NULL;
+        int threads = info.expansion != 0 ? 1 : o.threads;
+        int err = lines_read_parallel(in, count, threads, add_worker_init, f, add_lines,
+                                      &progress, &contexts, &used, &failed);
+        inputs_close(in, count);
+        for (int t = 0; t < used; t++) {
+            struct add_worker *w = contexts[t];
+            if (w->error != 0)
+                die("%s: %s", path, sk_strerror(w->error));
+            new_items += w->new_items;
+            free(w);
+        }
+        free(contexts);
+        if (err != 0)
+            die("standard input: %s", strerror(err));
+    }
+    save_or_die(f, path);
+    if (o.verbose)
+        fprintf(stderr, "new items: %llu\n", (unsigned long long)new_items);
+    sk_bloom_free(f);
+    return EXIT_OK;
+}
+
+/* ---- checking ----------------------------------------------------------- */
+
+struct checker {
+    const sk_bloom *filter;
+    int invert, count_only;
+    const void *items[LINE_BATCH];
+    size_t lens[LINE_BATCH];
+    uint8_t found[LINE_BATCH];
+    size_t pending;
+    uint64_t matched;
+};
+
+static void check_flush(struct checker *c)
+{
+    sk_bloom_contains_batch(c->filter, c->items, c->lens, c->pending, c->found);
+    for (size_t i = 0; i < c->pending; i++) {
+        if ((c->found[i] != 0) == !c->invert) {
+            c->matched++;
+            if (!c->count_only) {
+                fwrite(c->items[i], 1, c->lens[i], stdout);
+                putchar('\n');
+            }
+        }
+    }
+    c->pending = 0;
+}
+
+static inline int check_line(struct checker *c, const char *line, size_t len)
+{
+    c->items[c->pending] = line;
+    c->lens[c->pending] = len;
+    if (++c->pending == LINE_BATCH)
+        check_flush(c);
+    return 0;
+}
+
+static int check_lines(void *ctx, const char *data, size_t len)
+{
+    struct checker *c = ctx;
+    FOR_EACH_LINE(data, len, check_line, c);
+    if (c->pending > 0)
+        check_flush(c);
+    return 0;
+}
+
+static void *single_checker(void *shared, int thread)
+{
+    (void)thread;
+    return shared;
+}
+
+static int bloom_check(int argc, char **argv)
+{
+    struct bloom_options o;
+    int first = parse_bloom_options("bloom check", check_usage, "+:vch", argc, argv, &o);
+    if (first >= argc)
+        die_usage("bloom check", "missing FILE");
+    struct checker c = {0};
+    c.filter = open_or_die(argv[first], 0);
+    c.invert = o.invert;
+    c.count_only = o.count_only;
+    static char out_buf[1 << 16];
+    setvbuf(stdout, out_buf, _IOFBF, sizeof out_buf);
+    if (first + 1 < argc) {
+        for (int i = first + 1; i < argc; i++)
+            check_line(&c, argv[i], strlen(argv[i]));
+        if (c.pending > 0)
+            check_flush(&c);
+    } else {
+        char *stdin_name[] = {"-"};
+        int count;
+        struct input *in = inputs_open(stdin_name, 1, &count);
+        struct progress progress;
+        progress_init(&progress, 0, 0);
+        progress.enabled = 0; /* the output shares the terminal */
+        void **contexts;
+        int used;
+        const char *failed = NULL;
+        int err = lines_read_parallel(in, count, 1, single_checker, &c, check_lines,
+                                      &progress, &contexts, &used, &failed);
+        free(contexts);
+        inputs_close(in, count);
+        if (err != 0)
+            die("standard input: %s", strerror(err));
+    }
+    if (c.count_only)
+        printf("%llu\n", (unsigned long long)c.matched);
+    if (fflush(stdout) != 0)
+        die("standard output: %s", strerror(errno));
+    sk_bloom_free((sk_bloom *)c.filter);
+    return c.matched > 0 ? EXIT_OK : EXIT_NO_MATCH;
+}
+
+/* ---- info and merge --------------------------------------------------------- */
+
+static int bloom_info(int argc, char **argv)
+{
+    struct bloom_options o;
+    int first = parse_bloom_options("bloom info", info_usage, ":Vh", argc, argv, &o);
+    if (first >= argc)
+        die_usage("bloom info", "missing FILE");
+    if (first + 1 < argc)
+        die_usage("bloom info", "one FILE at a time");
+    sk_bloom *f = open_or_die(argv[first], o.verify ? SK_BLOOM_VERIFY : 0);
+    sk_bloom_info info;
+    sk_bloom_get_info(f, &info);
+    printf("layout: %s\n", layout_name(info.layout));
+    printf("bits: %llu\n", (unsigned long long)info.bits);
+    printf("hashes: %u\n", info.hashes);
+    print_size("memory", (double)info.memory);
+    printf("capacity: %llu\n", (unsigned long long)info.capacity);
+    if (info.fp_rate > 0)
+        printf("requested fp rate: %g\n", info.fp_rate);
+    printf("items: %llu\n", (unsigned long long)info.count);
+    printf("estimated items: %llu\n", (unsigned long long)sk_bloom_estimate_items(f));
+    printf("expected fp rate now: %.3g\n", sk_bloom_expected_fp_rate(f, info.count));
+    printf("expected fp rate at capacity: %.3g\n",
+           sk_bloom_expected_fp_rate(f, info.capacity));
+    printf("bits per item at capacity: %.2f\n", (double)info.bits / (double)info.capacity);
+    printf("layers: %u\n", info.layers);
+    if (info.expansion != 0)
+        printf("expansion: %u\n", info.expansion);
+    if (o.verify)
+        printf("checksums: ok\n");
+    sk_bloom_free(f);
+    return EXIT_OK;
+}
+
+static int bloom_merge(int argc, char **argv)
+{
+    struct bloom_options o;
+    int first = parse_bloom_options("bloom merge", merge_usage, ":o:ih", argc, argv, &o);
+    if (o.output == NULL)
+        die_usage("bloom merge", "missing -o OUT");
+    if (first >= argc)
+        die_usage("bloom merge", "missing FILE");
+    sk_bloom *result = open_or_die(argv[first], 0);
+    for (int i = first + 1; i < argc; i++) {
+        sk_bloom *f = open_or_die(argv[i], 0);
+        int rc = o.intersect ? sk_bloom_intersect(result, f) : sk_bloom_union(result, f);
+        if (rc == SK_EINCOMPAT)
+            die("%s: a different layout, size or number of hashes than %s", argv[i],
+                argv[first]);
+        if (rc != SK_OK)
+            die("%s: %s", argv[i], sk_strerror(rc));
+        sk_bloom_free(f);
+    }
+    save_or_die(result, o.output);
+    sk_bloom_free(result);
+    return EXIT_OK;
+}
+
+int cmd_bloom(int argc, char **argv)
+{
+    static const struct {
+        const char *name;
+        int (*run)(int, char **);
+    } commands[] = {{"create", bloom_create}, {"add", bloom_add},   {"check", bloom_check},
+                    {"info", bloom_info},     {"merge", bloom_merge}};
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        fputs(bloom_usage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? EXIT_FAILURE_USAGE : EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
+    die_usage("bloom", "unknown command '%s'", argv[1]);
+}

@@ -1,0 +1,1085 @@
+/*
+ * bloom.c: Bloom filters, classic and cache-blocked, fixed and scalable.
+ *
+ * Hashing
+ * -------
+ * An item is hashed once with XXH3-128; its two 64-bit halves h1 and h2 are
+ * independent, so every position comes from 64 bits that do not overlap:
+ * 32-bit hashes, or positions taken from the same bits, make the false-
+ * positive rate climb far above its target past tens of millions of items.
+ * A 64-bit value x is reduced to [0, n) by the multiply-high (x * n) >> 64,
+ * which needs no division and no modulo bias.
+ *
+ * Classic layout: m bits; the i-th of k bits is reduce(h1 + i h2, m)
+ * (Kirsch and Mitzenmacher's double hashing, in 64 bits). Its rate after n
+ * items is (1 - e^(-kn/m))^k.
+ *
+ * Blocked layout: m/512 blocks of one 64-byte cache line; the block is
+ * reduce(h1, m/512) and the k bit positions in it are the top 9 bits of k
+ * successive values of a 64-bit linear congruential sequence seeded with h2.
+ * Blocks receive unequal numbers of items, which costs false positives:
+ * with n/B items per block on average the rate is exactly
+ *
+ *     sum_j Poisson(j; n/B) sum_x P(x bits set after kj uniform draws) (x/512)^k
+ *
+ * (the occupancy law of kj draws into 512 bits, computed exactly; the usual
+ * (1 - (1 - 1/512)^(kj))^k misses both that a query's positions may repeat
+ * and that the bits set in one block are not independent, each worth 3% of
+ * the rate at 1%),
+ * and sk_bloom_size_for searches the smallest m (and its best k) for which
+ * this is at most the requested rate, about 5% more bits than classic at 1%.
+ *
+ * Both layouts are sized by that search on their own exact formula, so a
+ * filter meets its rate at capacity with integer k, not just approximately.
+ *
+ * Memory and threads
+ * ------------------
+ * Bit arrays are arrays of 64-bit words whose bytes are in little-endian
+ * order on every machine, the order they have on disk, so a file maps into
+ * memory as it is. A word is read with a relaxed atomic load and bits are
+ * set with a relaxed atomic OR only when some are missing (a plain load is
+ * cheaper than a locked OR, and most ORs of a full filter find their bits
+ * already set). Bits are never cleared while the filter is shared, so no
+ * stronger ordering is needed: whatever a thread sees set stays set.
+ *
+ * A scalable filter is a chain of layers; an item is looked up in all of
+ * them and added to the newest, and a new layer, `expansion` times larger at
+ * half the false-positive rate, starts when the newest holds its capacity.
+ * The first is built at half the requested rate, so the rates of the whole
+ * chain sum to less than it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <xxhash.h>
+
+#include "bytes.h"
+#include "sketch/bloom.h"
+
+#define BLOCK_BITS 512
+#define BLOCK_WORDS (BLOCK_BITS / 64)
+#define LCG_MUL UINT64_C(0x5851f42d4c957f2d)
+#define LCG_ADD UINT64_C(0x14057b7ef767814f)
+/* Filters this large get their bits from mmap, zeroed lazily by the kernel. */
+#define MAP_THRESHOLD (1u << 20)
+
+__extension__ typedef unsigned __int128 u128;
+
+enum storage { STORAGE_HEAP, STORAGE_ANON_MAP, STORAGE_FILE };
+
+struct layer {
+    _Atomic uint64_t *words;
+    uint64_t bits;
+    uint64_t nwords;
+    uint64_t capacity;
+    _Atomic uint64_t count;
+    double fp_rate;
+    unsigned hashes;
+    enum storage storage;
+};
+
+struct sk_bloom {
+    sk_bloom_layout layout;
+    double fp_rate;
+    unsigned expansion;
+    unsigned nlayers;
+    struct layer layers[SK_BLOOM_MAX_LAYERS];
+    void *map; /* the file this filter was opened from */
+    size_t map_len;
+};
+
+struct item_hash {
+    uint64_t h1, h2;
+};
+
+static inline struct item_hash hash_item(const void *data, size_t len)
+{
+    XXH128_hash_t h = XXH3_128bits(data, len);
+    return (struct item_hash){h.low64, h.high64};
+}
+
+static inline uint64_t reduce(uint64_t x, uint64_t n)
+{
+    return (uint64_t)(((u128)x * n) >> 64);
+}
+
+/* A mask of bit `bit` of a word stored little-endian in memory. */
+static inline uint64_t word_bit(unsigned bit)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return __builtin_bswap64(UINT64_C(1) << bit);
+#else
+    return UINT64_C(1) << bit;
+#endif
+}
+
+/* ---- false-positive rates and sizing ------------------------------------ */
+
+static double classic_fp_rate(uint64_t bits, unsigned k, double n)
+{
+    return pow(-expm1(-(double)k * n / (double)bits), k);
+}
+
+/* The textbook approximation of the blocked rate, (fill of a block)^k
+ * averaged over the Poisson law of items per block: within a few percent of
+ * the exact rate and a hundred times cheaper, it guides the sizing search. */
+static double blocked_fp_rate_approx(uint64_t bits, unsigned k, double n)
+{
+    double lambda = n / ((double)bits / BLOCK_BITS);
+    if (lambda <= 0)
+        return 0;
+    double log_unset = (double)k * log1p(-1.0 / BLOCK_BITS);
+    double log_lambda = log(lambda), log_pmf = -lambda, sum = 0;
+    uint64_t last = (uint64_t)(lambda + 12 * sqrt(lambda) + 30);
+    for (uint64_t j = 1; j <= last; j++) {
+        log_pmf += log_lambda - log((double)j);
+        sum += exp(log_pmf + (double)k * log(-expm1(log_unset * (double)j)));
+    }
+    return sum;
+}
+
+static double blocked_fp_rate(uint64_t bits, unsigned k, double n)
+{
+    double lambda = n / ((double)bits / BLOCK_BITS);
+    if (lambda <= 0)
+        return 0;
+    if (lambda > 10000) /* the Poisson law is then as narrow as one block */
+        return pow(-expm1((double)k * log1p(-1.0 / BLOCK_BITS) * lambda), k);
+    /* A block holding j items has received kj positions drawn uniformly with
+     * replacement; occupied[x] is the chance that x distinct bits are set,
+     * updated one draw at a time. A query's k positions, drawn the same way,
+     * all find set bits with chance (x/512)^k. */
+    double occupied[BLOCK_BITS + 1] = {1}, all_set[BLOCK_BITS + 1];
+    for (unsigned x = 0; x <= BLOCK_BITS; x++)
+        all_set[x] = pow((double)x / BLOCK_BITS, k);
+    unsigned top = 0; /* the largest x with occupied[x] != 0 */
+    double log_lambda = log(lambda), log_pmf = -lambda, sum = 0;
+    uint64_t last = (uint64_t)(lambda + 12 * sqrt(lambda) + 30);
+    for (uint64_t j = 0; j <= last; j++) {
+        if (j > 0) {
+            for (unsigned draw = 0; draw < k; draw++) {
+                if (top < BLOCK_BITS)
+                    top++;
+                for (unsigned x = top; x >= 1; x--)
+                    occupied[x] = (occupied[x] * x +
+                                   occupied[x - 1] * (BLOCK_BITS - x + 1)) / BLOCK_BITS;
+                occupied[0] = 0;
+            }
+            double given_j = 0;
+            for (unsigned x = 1; x <= top; x++)
+                given_j += occupied[x] * all_set[x];
+            sum += exp(log_pmf) * given_j;
+        }
+        log_pmf += log_lambda - log((double)(j + 1));
+    }
+    return sum;
+}
+
+static double layout_fp_rate(sk_bloom_layout layout, uint64_t bits, unsigned k, double n)
+{
+    return layout == SK_BLOOM_BLOCKED ? blocked_fp_rate(bits, k, n)
+                                      : classic_fp_rate(bits, k, n);
+}
+
+static uint64_t round_bits(sk_bloom_layout layout, uint64_t bits)
+{
+    if (bits == 0)
+        bits = 1;
+    if (layout == SK_BLOOM_BLOCKED)
+        bits = (bits + BLOCK_BITS - 1) / BLOCK_BITS * BLOCK_BITS;
+    return bits;
+}
+
+typedef double (*rate_fn)(uint64_t bits, unsigned k, double n);
+
+/* The lowest rate of m bits at n items over k in [from, to], and its k. */
+static double best_rate(rate_fn rate, uint64_t bits, double n, unsigned from, unsigned to,
+                        unsigned *k_out)
+{
+    double best = 2;
+    for (unsigned k = from; k <= to; k++) {
+        double r = rate(bits, k, n);
+        if (r < best) {
+            best = r;
+            *k_out = k;
+        }
+    }
+    return best;
+}
+
+/* The smallest m in (lo, hi], to within `tolerance` bits, whose best rate
+ * is at most fp_rate, given that hi meets it; its k in *k. */
+static uint64_t search_bits(sk_bloom_layout layout, rate_fn rate, double n, double fp_rate,
+                            uint64_t lo, uint64_t hi, unsigned from, unsigned to,
+                            uint64_t tolerance, unsigned *k)
+{
+    while (hi - lo > tolerance) {
+        uint64_t mid = round_bits(layout, lo + (hi - lo) / 2);
+        if (mid >= hi || mid <= lo)
+            break;
+        if (best_rate(rate, mid, n, from, to, k) > fp_rate)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    best_rate(rate, hi, n, from, to, k);
+    return hi;
+}
+
+static unsigned clamp_hashes(double k)
+{
+    return k < 1 ? 1 : k > SK_BLOOM_MAX_HASHES ? SK_BLOOM_MAX_HASHES : (unsigned)k;
+}
+
+static int size_for_layout(uint64_t capacity, double fp_rate, sk_bloom_layout layout,
+                           uint64_t *bits, unsigned *hashes)
+{
+    if (capacity == 0 || !(fp_rate >= SK_BLOOM_MIN_FP_RATE) ||
+        !(fp_rate <= SK_BLOOM_MAX_FP_RATE) ||
+        (layout != SK_BLOOM_BLOCKED && layout != SK_BLOOM_CLASSIC) || bits == NULL ||
+        hashes == NULL)
+        return SK_EINVAL;
+    double n = (double)capacity;
+    double textbook = ceil(-n * log(fp_rate) / (M_LN2 * M_LN2));
+    if (textbook > (double)SK_BLOOM_MAX_BITS)
+        return SK_EINVAL;
+    /* The rate falls as m grows. A coarse search with a cheap formula, k
+     * free around its textbook optimum, then (blocked) an exact one near
+     * it, with k within one of the coarse choice. */
+    rate_fn coarse = layout == SK_BLOOM_BLOCKED ? blocked_fp_rate_approx : classic_fp_rate;
+    unsigned k0 = clamp_hashes(-log2(fp_rate)), k = k0;
+    unsigned from = clamp_hashes(k0 / 2.0), to = clamp_hashes(k0 + 6.0);
+    uint64_t lo = round_bits(layout, (uint64_t)textbook / 2), hi = round_bits(layout, (uint64_t)textbook);
+    while (best_rate(coarse, hi, n, from, to, &k) > fp_rate) {
+        lo = hi;
+        hi = round_bits(layout, hi + hi / 4 + BLOCK_BITS);
+        if (hi > SK_BLOOM_MAX_BITS)
+            return SK_EINVAL;
+    }
+    uint64_t m = search_bits(layout, coarse, n, fp_rate, lo, hi, from, to,
+                             layout == SK_BLOOM_BLOCKED ? BLOCK_BITS : 1, &k);
+    if (layout == SK_BLOOM_BLOCKED) {
+        from = clamp_hashes(k - 1.0);
+        to = clamp_hashes(k + 1.0);
+        lo = round_bits(layout, m - m / 16);
+        hi = round_bits(layout, m + m / 16);
+        while (best_rate(blocked_fp_rate, hi, n, from, to, &k) > fp_rate) {
+            lo = hi;
+            hi = round_bits(layout, hi + hi / 8);
+            if (hi > SK_BLOOM_MAX_BITS)
+                return SK_EINVAL;
+        }
+        /* A ten-thousandth of m is as close as the exact rate is worth. */
+        uint64_t tolerance = hi / 10000 > BLOCK_BITS ? hi / 10000 : BLOCK_BITS;
+        m = search_bits(layout, blocked_fp_rate, n, fp_rate, lo, hi, from, to, tolerance, &k);
+    }
+    *bits = m;
+    *hashes = k;
+    return SK_OK;
+}
+
+/* SK_BLOOM_AUTO: blocked while it needs at most 10% more bits than classic
+ * (rates down to about 5e-4), classic below, where a block of 512 bits gets
+ * too crowded to reach the rate economically. */
+#define AUTO_MAX_EXTRA 1.10
+
+static int resolve_layout(uint64_t capacity, double fp_rate, sk_bloom_layout *layout,
+                          uint64_t *bits, unsigned *hashes)
+{
+    if (*layout != SK_BLOOM_AUTO)
+        return size_for_layout(capacity, fp_rate, *layout, bits, hashes);
+    uint64_t classic_bits;
+    unsigned classic_hashes;
+    int rc = size_for_layout(capacity, fp_rate, SK_BLOOM_CLASSIC, &classic_bits,
+                             &classic_hashes);
+    if (rc != SK_OK)
+        return rc;
+    rc = size_for_layout(capacity, fp_rate, SK_BLOOM_BLOCKED, bits, hashes);
+    if (rc == SK_OK && (double)*bits <= AUTO_MAX_EXTRA * (double)classic_bits) {
+        *layout = SK_BLOOM_BLOCKED;
+        return SK_OK;
+    }
+    *layout = SK_BLOOM_CLASSIC;
+    *bits = classic_bits;
+    *hashes = classic_hashes;
+    return SK_OK;
+}
+
+int sk_bloom_size_for(uint64_t capacity, double fp_rate, sk_bloom_layout *layout,
+                      uint64_t *bits, unsigned *hashes)
+{
+    if (layout == NULL)
+        return SK_EINVAL;
+    return resolve_layout(capacity, fp_rate, layout, bits, hashes);
+}
+
+/* ---- layers ----------------------------------------------------------- */
+
+static uint64_t words_for(sk_bloom_layout layout, uint64_t bits)
+{
+    return layout == SK_BLOOM_BLOCKED ? bits / 64 : (bits + 63) / 64;
+}
+
+static int layer_alloc(struct layer *l, sk_bloom_layout layout, uint64_t bits,
+                       unsigned hashes, uint64_t capacity, double fp_rate)
+{
+    memset(l, 0, sizeof *l);
+    l->bits = bits;
+    l->nwords = words_for(layout, bits);
+    l->hashes = hashes;
+    l->capacity = capacity;
+    l->fp_rate = fp_rate;
+    size_t bytes = (size_t)l->nwords * 8;
+    if (bytes >= MAP_THRESHOLD) {
+        void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                       -1, 0);
+        if (p == MAP_FAILED)
+            return SK_ENOMEM;
+        l->words = p;
+        l->storage = STORAGE_ANON_MAP;
+    } else {
+        void *p = NULL;
+        if (posix_memalign(&p, 64, bytes) != 0)
+            return SK_ENOMEM;
+        memset(p, 0, bytes);
+        l->words = p;
+        l->storage = STORAGE_HEAP;
+    }
+    return SK_OK;
+}
+
+static void layer_release(struct layer *l)
+{
+    if (l->storage == STORAGE_HEAP)
+        free((void *)l->words);
+    else if (l->storage == STORAGE_ANON_MAP)
+        munmap((void *)l->words, (size_t)l->nwords * 8);
+    l->words = NULL;
+}
+
+/* The k bits of a blocked item, as one mask per word of its cache line. */
+static inline void blocked_masks(uint64_t h2, unsigned k, uint64_t masks[BLOCK_WORDS])
+{
+    for (int w = 0; w < BLOCK_WORDS; w++)
+        masks[w] = 0;
+    uint64_t x = h2;
+    for (unsigned i = 0; i < k; i++) {
+        unsigned pos = (unsigned)(x >> 55);
+        masks[pos >> 6] |= word_bit(pos & 63);
+        x = x * LCG_MUL + LCG_ADD;
+    }
+}
+
+static inline _Atomic uint64_t *blocked_line(const struct layer *l, uint64_t h1)
+{
+    return l->words + reduce(h1, l->nwords / BLOCK_WORDS) * BLOCK_WORDS;
+}
+
+static inline int set_bits(_Atomic uint64_t *word, uint64_t mask)
+{
+    uint64_t have = atomic_load_explicit(word, memory_order_relaxed);
+    if ((have & mask) == mask)
+        return 0;
+    have = atomic_fetch_or_explicit(word, mask, memory_order_relaxed);
+    return (have & mask) != mask;
+}
+
+static inline int has_bits(const _Atomic uint64_t *word, uint64_t mask)
+{
+    return (atomic_load_explicit(word, memory_order_relaxed) & mask) == mask;
+}
+
+static int layer_add(struct layer *l, sk_bloom_layout layout, struct item_hash h)
+{
+    int changed = 0;
+    if (layout == SK_BLOOM_BLOCKED) {
+        uint64_t masks[BLOCK_WORDS];
+        blocked_masks(h.h2, l->hashes, masks);
+        _Atomic uint64_t *line = blocked_line(l, h.h1);
+        for (int w = 0; w < BLOCK_WORDS; w++)
+            if (masks[w] != 0)
+                changed |= set_bits(&line[w], masks[w]);
+    } else {
+        uint64_t x = h.h1;
+        for (unsigned i = 0; i < l->hashes; i++, x += h.h2) {
+            uint64_t bit = reduce(x, l->bits);
+            changed |= set_bits(&l->words[bit >> 6], word_bit(bit & 63));
+        }
+    }
+    if (changed)
+        atomic_fetch_add_explicit(&l->count, 1, memory_order_relaxed);
+    return changed;
+}
+
+static int layer_contains(const struct layer *l, sk_bloom_layout layout, struct item_hash h)
+{
+    if (layout == SK_BLOOM_BLOCKED) {
+        uint64_t masks[BLOCK_WORDS];
+        blocked_masks(h.h2, l->hashes, masks);
+        const _Atomic uint64_t *line = blocked_line(l, h.h1);
+        int all = 1;
+        for (int w = 0; w < BLOCK_WORDS; w++)
+            all &= has_bits(&line[w], masks[w]);
+        return all;
+    }
+    uint64_t x = h.h1;
+    for (unsigned i = 0; i < l->hashes; i++, x += h.h2) {
+        uint64_t bit = reduce(x, l->bits);
+        if (!has_bits(&l->words[bit >> 6], word_bit(bit & 63)))
+            return 0;
+    }
+    return 1;
+}
+
+/* Starts loading the memory an item touches, without waiting for it. */
+static inline void layer_prefetch(const struct layer *l, sk_bloom_layout layout,
+                                  struct item_hash h, int for_write)
+{
+    if (layout == SK_BLOOM_BLOCKED) {
+        if (for_write)
+            __builtin_prefetch((const void *)blocked_line(l, h.h1), 1);
+        else
+            __builtin_prefetch((const void *)blocked_line(l, h.h1), 0);
+        return;
+    }
+    uint64_t x = h.h1;
+    for (unsigned i = 0; i < l->hashes; i++, x += h.h2) {
+        const void *p = (const void *)&l->words[reduce(x, l->bits) >> 6];
+        if (for_write)
+            __builtin_prefetch(p, 1);
+        else
+            __builtin_prefetch(p, 0);
+    }
+}
+
+static uint64_t layer_bits_set(const struct layer *l)
+{
+    uint64_t set = 0;
+    for (uint64_t i = 0; i < l->nwords; i++)
+        set += (uint64_t)__builtin_popcountll(
+            atomic_load_explicit(&l->words[i], memory_order_relaxed));
+    return set;
+}
+
+/* Swamidass and Baldi's estimate n = -(m/k) ln(1 - X/m) from X bits set. */
+static uint64_t layer_estimate_items(const struct layer *l)
+{
+    double x = (double)layer_bits_set(l), m = (double)l->bits;
+    if (x >= m)
+        return l->capacity > l->count ? l->capacity : l->count;
+    return (uint64_t)llround(-m / l->hashes * log1p(-x / m));
+}
+
+/* ---- filters ------------------------------------------------------------ */
+
+static sk_bloom *filter_alloc(sk_bloom_layout layout, double fp_rate, unsigned expansion)
+{
+    sk_bloom *f = calloc(1, sizeof *f);
+    if (f != NULL) {
+        f->layout = layout;
+        f->fp_rate = fp_rate;
+        f->expansion = expansion;
+    }
+    return f;
+}
+
+int sk_bloom_new_explicit(sk_bloom **out, uint64_t bits, unsigned hashes,
+                          sk_bloom_layout layout)
+{
+    if (out == NULL)
+        return SK_EINVAL;
+    *out = NULL;
+    if (bits == 0 || bits > SK_BLOOM_MAX_BITS || hashes == 0 ||
+        hashes > SK_BLOOM_MAX_HASHES ||
+        (layout != SK_BLOOM_BLOCKED && layout != SK_BLOOM_CLASSIC))
+        return SK_EINVAL;
+    bits = round_bits(layout, bits);
+    sk_bloom *f = filter_alloc(layout, 0, 0);
+    if (f == NULL)
+        return SK_ENOMEM;
+    /* The capacity of explicit sizes: the items at which k is optimal. */
+    uint64_t capacity = (uint64_t)((double)bits * M_LN2 / hashes);
+    int rc = layer_alloc(&f->layers[0], layout, bits, hashes, capacity ? capacity : 1, 0);
+    if (rc != SK_OK) {
+        free(f);
+        return rc;
+    }
+    f->nlayers = 1;
+    *out = f;
+    return SK_OK;
+}
+
+static int add_layer(sk_bloom *f, uint64_t capacity, double fp_rate)
+{
+    if (f->nlayers == SK_BLOOM_MAX_LAYERS)
+        return SK_EFULL;
+    uint64_t bits;
+    unsigned hashes;
+    int rc = resolve_layout(capacity, fp_rate, &f->layout, &bits, &hashes);
+    if (rc != SK_OK)
+        return f->nlayers > 0 ? SK_EFULL : rc;
+    rc = layer_alloc(&f->layers[f->nlayers], f->layout, bits, hashes, capacity, fp_rate);
+    if (rc != SK_OK)
+        return rc;
+    f->nlayers++;
+    return SK_OK;
+}
+
+int sk_bloom_new(sk_bloom **out, uint64_t capacity, double fp_rate, sk_bloom_layout layout)
+{
+    if (out == NULL)
+        return SK_EINVAL;
+    *out = NULL;
+    sk_bloom *f = filter_alloc(layout, fp_rate, 0);
+    if (f == NULL)
+        return SK_ENOMEM;
+    int rc = add_layer(f, capacity, fp_rate);
+    if (rc != SK_OK) {
+        free(f);
+        return rc;
+    }
+    *out = f;
+    return SK_OK;
+}
+
+int sk_bloom_new_scalable(sk_bloom **out, uint64_t capacity, double fp_rate,
+                          unsigned expansion, sk_bloom_layout layout)
+{
+    if (out == NULL)
+        return SK_EINVAL;
+    *out = NULL;
+    if (expansion == 0 || expansion > 1024)
+        return SK_EINVAL;
+    sk_bloom *f = filter_alloc(layout, fp_rate, expansion);
+    if (f == NULL)
+        return SK_ENOMEM;
+    int rc = add_layer(f, capacity, fp_rate / 2);
+    if (rc != SK_OK) {
+        free(f);
+        return rc;
+    }
+    *out = f;
+    return SK_OK;
+}
+
+void sk_bloom_free(sk_bloom *f)
+{
+    if (f == NULL)
+        return;
+    for (unsigned i = 0; i < f->nlayers; i++)
+        layer_release(&f->layers[i]);
+    if (f->map != NULL)
+        munmap(f->map, f->map_len);
+    free(f);
+}
+
+static int grow(sk_bloom *f)
+{
+    const struct layer *last = &f->layers[f->nlayers - 1];
+    if (last->capacity > UINT64_MAX / f->expansion)
+        return SK_EFULL;
+    return add_layer(f, last->capacity * f->expansion, last->fp_rate / 2);
+}
+
+static int filter_contains(const sk_bloom *f, struct item_hash h)
+{
+    for (unsigned i = f->nlayers; i-- > 0;)
+        if (layer_contains(&f->layers[i], f->layout, h))
+            return 1;
+    return 0;
+}
+
+static int filter_add(sk_bloom *f, struct item_hash h)
+{
+    if (f->expansion == 0)
+        return layer_add(&f->layers[0], f->layout, h);
+    if (filter_contains(f, h))
+        return 0;
+    struct layer *last = &f->layers[f->nlayers - 1];
+    if (atomic_load_explicit(&last->count, memory_order_relaxed) >= last->capacity) {
+        int rc = grow(f);
+        if (rc != SK_OK)
+            return rc;
+        last = &f->layers[f->nlayers - 1];
+    }
+    return layer_add(last, f->layout, h);
+}
+
+int sk_bloom_add(sk_bloom *f, const void *data, size_t len)
+{
+    return filter_add(f, hash_item(data, len));
+}
+
+int sk_bloom_contains(const sk_bloom *f, const void *data, size_t len)
+{
+    return filter_contains(f, hash_item(data, len));
+}
+
+/* Items in flight at once: enough to cover a memory latency with the
+ * loads of the others, few enough that their lines stay in the L1 cache. */
+#define BATCH 16
+
+int sk_bloom_add_batch(sk_bloom *f, const void *const *items, const size_t *lens,
+                       size_t n, uint8_t *added)
+{
+    struct item_hash h[BATCH];
+    for (size_t start = 0; start < n; start += BATCH) {
+        size_t count = n - start < BATCH ? n - start : BATCH;
+        for (size_t i = 0; i < count; i++) {
+            h[i] = hash_item(items[start + i], lens[start + i]);
+            if (f->expansion == 0)
+                layer_prefetch(&f->layers[0], f->layout, h[i], 1);
+        }
+        for (size_t i = 0; i < count; i++) {
+            int rc = filter_add(f, h[i]);
+            if (rc < 0)
+                return rc;
+            if (added != NULL)
+                added[start + i] = (uint8_t)rc;
+        }
+    }
+    return SK_OK;
+}
+
+void sk_bloom_contains_batch(const sk_bloom *f, const void *const *items,
+                             const size_t *lens, size_t n, uint8_t *found)
+{
+    struct item_hash h[BATCH];
+    for (size_t start = 0; start < n; start += BATCH) {
+        size_t count = n - start < BATCH ? n - start : BATCH;
+        for (size_t i = 0; i < count; i++) {
+            h[i] = hash_item(items[start + i], lens[start + i]);
+            for (unsigned l = 0; l < f->nlayers; l++)
+                layer_prefetch(&f->layers[l], f->layout, h[i], 0);
+        }
+        for (size_t i = 0; i < count; i++)
+            found[start + i] = (uint8_t)filter_contains(f, h[i]);
+    }
+}
+
+static int same_shape(const sk_bloom *a, const sk_bloom *b)
+{
+    if (a->layout != b->layout || a->nlayers != b->nlayers || a->expansion != b->expansion)
+        return 0;
+    for (unsigned i = 0; i < a->nlayers; i++)
+        if (a->layers[i].bits != b->layers[i].bits ||
+            a->layers[i].hashes != b->layers[i].hashes)
+            return 0;
+    return 1;
+}
+
+static int combine(sk_bloom *dst, const sk_bloom *src, int intersect)
+{
+    if (dst == NULL || src == NULL)
+        return SK_EINVAL;
+    if (!same_shape(dst, src))
+        return SK_EINCOMPAT;
+    for (unsigned l = 0; l < dst->nlayers; l++) {
+        struct layer *d = &dst->layers[l];
+        const struct layer *s = &src->layers[l];
+        for (uint64_t i = 0; i < d->nwords; i++) {
+            uint64_t a = atomic_load_explicit(&d->words[i], memory_order_relaxed);
+            uint64_t b = atomic_load_explicit(&s->words[i], memory_order_relaxed);
+            atomic_store_explicit(&d->words[i], intersect ? a & b : a | b,
+                                  memory_order_relaxed);
+        }
+        atomic_store_explicit(&d->count, layer_estimate_items(d), memory_order_relaxed);
+    }
+    return SK_OK;
+}
+
+int sk_bloom_union(sk_bloom *dst, const sk_bloom *src)
+{
+    return combine(dst, src, 0);
+}
+
+int sk_bloom_intersect(sk_bloom *dst, const sk_bloom *src)
+{
+    return combine(dst, src, 1);
+}
+
+int sk_bloom_clear(sk_bloom *f)
+{
+    if (f == NULL)
+        return SK_EINVAL;
+    while (f->nlayers > 1)
+        layer_release(&f->layers[--f->nlayers]);
+    struct layer *l = &f->layers[0];
+    memset((void *)l->words, 0, (size_t)l->nwords * 8);
+    atomic_store_explicit(&l->count, 0, memory_order_relaxed);
+    return SK_OK;
+}
+
+void sk_bloom_get_info(const sk_bloom *f, sk_bloom_info *info)
+{
+    memset(info, 0, sizeof *info);
+    info->layout = f->layout;
+    info->hashes = f->layers[0].hashes;
+    info->fp_rate = f->fp_rate;
+    info->layers = f->nlayers;
+    info->expansion = f->expansion;
+    for (unsigned i = 0; i < f->nlayers; i++) {
+        const struct layer *l = &f->layers[i];
+        info->bits += l->bits;
+        info->capacity += l->capacity;
+        info->count += atomic_load_explicit(&l->count, memory_order_relaxed);
+        info->memory += (size_t)l->nwords * 8;
+    }
+}
+
+double sk_bloom_expected_fp_rate(const sk_bloom *f, uint64_t items)
+{
+    /* Items fill the layers in order, each up to its capacity; the newest
+     * takes the rest. An item is a false positive if any layer says so. */
+    double remaining = (double)items, pass = 1;
+    for (unsigned i = 0; i < f->nlayers; i++) {
+        const struct layer *l = &f->layers[i];
+        int last = i + 1 == f->nlayers;
+        double n = last || remaining < (double)l->capacity ? remaining : (double)l->capacity;
+        pass *= 1 - layout_fp_rate(f->layout, l->bits, l->hashes, n);
+        remaining -= n;
+    }
+    return 1 - pass;
+}
+
+uint64_t sk_bloom_estimate_items(const sk_bloom *f)
+{
+    uint64_t total = 0;
+    for (unsigned i = 0; i < f->nlayers; i++)
+        total += layer_estimate_items(&f->layers[i]);
+    return total;
+}
+
+/* ---- files -------------------------------------------------------------
+ *
+ * Format version 1, all integers little-endian (docs/bloom-format.md):
+ *
+ *   header, 40 bytes
+ *     0  4  magic "SKBF"
+ *     4  1  version 1
+ *     5  1  layout: 0 blocked, 1 classic
+ *     6  1  hash: 1 = XXH3-128, seed 0
+ *     7  1  0
+ *     8  4  number of layers L, 1..64
+ *    12  4  expansion; 0 for a filter of fixed size (then L = 1)
+ *    16  8  requested false-positive rate, an IEEE-754 double; 0 if explicit
+ *    24  8  0
+ *    32  4  XXH32 (seed 0) of bytes 0..31 followed by the layer table
+ *    36  4  0
+ *   layer table, 48 bytes per layer
+ *     0  8  bits m
+ *     8  4  hashes k
+ *    12  4  0
+ *    16  8  capacity
+ *    24  8  items added
+ *    32  8  offset of the bit array in the file, a multiple of 4096
+ *    40  8  XXH3-64 (seed 0) of the bit array
+ *   bit arrays, each at its offset, in layer order: ceil(m/64) 64-bit words
+ *   (m/64 for blocked filters, m a multiple of 512); the file ends with the
+ *   last one.
+ *
+ * The arrays sit on page boundaries so that the file maps into memory with
+ * every word aligned; the header and table are checked on every open, the
+ * arrays' checksums only when asked, since that reads the whole file.
+ */
+
+#define FILE_MAGIC "SKBF"
+#define FILE_VERSION 1
+#define FILE_HASH_XXH3_128 1
+#define HEADER_SIZE 40
+#define LAYER_ENTRY_SIZE 48
+#define ARRAY_ALIGN 4096
+
+static uint64_t align_up(uint64_t x, uint64_t a)
+{
+    return (x + a - 1) / a * a;
+}
+
+static uint64_t double_bits(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    return u;
+}
+
+static double bits_double(uint64_t u)
+{
+    double d;
+    memcpy(&d, &u, sizeof d);
+    return d;
+}
+
+static int write_all(int fd, const void *data, size_t len)
+{
+    const uint8_t *p = data;
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return SK_EIO;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return SK_OK;
+}
+
+static int write_zeros(int fd, uint64_t count)
+{
+    static const uint8_t zeros[4096];
+    while (count > 0) {
+        size_t chunk = count < sizeof zeros ? (size_t)count : sizeof zeros;
+        int rc = write_all(fd, zeros, chunk);
+        if (rc != SK_OK)
+            return rc;
+        count -= chunk;
+    }
+    return SK_OK;
+}
+
+static int write_filter(const sk_bloom *f, int fd)
+{
+    size_t table_end = HEADER_SIZE + (size_t)LAYER_ENTRY_SIZE * f->nlayers;
+    uint8_t *head = calloc(1, table_end);
+    if (head == NULL)
+        return SK_ENOMEM;
+    memcpy(head, FILE_MAGIC, 4);
+    head[4] = FILE_VERSION;
+    head[5] = (uint8_t)f->layout;
+    head[6] = FILE_HASH_XXH3_128;
+    sk_store_le32(head + 8, f->nlayers);
+    sk_store_le32(head + 12, f->expansion);
+    sk_store_le64(head + 16, double_bits(f->fp_rate));
+    uint64_t offset = align_up(table_end, ARRAY_ALIGN);
+    for (unsigned i = 0; i < f->nlayers; i++) {
+        const struct layer *l = &f->layers[i];
+        uint8_t *e = head + HEADER_SIZE + (size_t)LAYER_ENTRY_SIZE * i;
+        sk_store_le64(e, l->bits);
+        sk_store_le32(e + 8, l->hashes);
+        sk_store_le64(e + 16, l->capacity);
+        sk_store_le64(e + 24, atomic_load_explicit(&l->count, memory_order_relaxed));
+        sk_store_le64(e + 32, offset);
+        sk_store_le64(e + 40, XXH3_64bits((const void *)l->words, (size_t)l->nwords * 8));
+        offset = align_up(offset + l->nwords * 8, ARRAY_ALIGN);
+    }
+    XXH32_state_t *state = XXH32_createState();
+    if (state == NULL) {
+        free(head);
+        return SK_ENOMEM;
+    }
+    XXH32_reset(state, 0);
+    XXH32_update(state, head, 32);
+    XXH32_update(state, head + HEADER_SIZE, table_end - HEADER_SIZE);
+    sk_store_le32(head + 32, XXH32_digest(state));
+    XXH32_freeState(state);
+
+    int rc = write_all(fd, head, table_end);
+    uint64_t written = table_end;
+    free(head);
+    for (unsigned i = 0; rc == SK_OK && i < f->nlayers; i++) {
+        const struct layer *l = &f->layers[i];
+        rc = write_zeros(fd, align_up(written, ARRAY_ALIGN) - written);
+        written = align_up(written, ARRAY_ALIGN);
+        if (rc == SK_OK)
+            rc = write_all(fd, (const void *)l->words, (size_t)l->nwords * 8);
+        written += l->nwords * 8;
+    }
+    return rc;
+}
+
+int sk_bloom_save(const sk_bloom *f, const char *path)
+{
+    if (f == NULL || path == NULL)
+        return SK_EINVAL;
+    size_t len = strlen(path);
+    char *tmp = malloc(len + sizeof ".tmp.XXXXXX");
+    char *dir = malloc(len + 2);
+    if (tmp == NULL || dir == NULL) {
+        free(tmp);
+        free(dir);
+        return SK_ENOMEM;
+    }
+    memcpy(tmp, path, len);
+    memcpy(tmp + len, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
+    /* The directory, to make the rename durable. */
+    memcpy(dir, path, len + 1);
+    char *slash = strrchr(dir, '/');
+    if (slash == NULL)
+        strcpy(dir, ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+
+    mode_t mode;
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        mode = st.st_mode & 07777;
+    } else {
+        mode_t mask = umask(0);
+        umask(mask);
+        mode = 0666 & ~mask;
+    }
+
+    int rc = SK_EIO, saved_errno = 0;
+    int fd = mkostemp(tmp, O_CLOEXEC);
+    if (fd >= 0) {
+        rc = write_filter(f, fd);
+        if (rc == SK_OK && (fchmod(fd, mode) != 0 || fsync(fd) != 0))
+            rc = SK_EIO;
+        saved_errno = errno;
+        if (close(fd) != 0 && rc == SK_OK) {
+            rc = SK_EIO;
+            saved_errno = errno;
+        }
+        if (rc == SK_OK && rename(tmp, path) != 0) {
+            rc = SK_EIO;
+            saved_errno = errno;
+        }
+        if (rc != SK_OK)
+            unlink(tmp);
+    } else {
+        saved_errno = errno;
+    }
+    if (rc == SK_OK) {
+        int dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dir_fd >= 0) {
+            fsync(dir_fd);
+            close(dir_fd);
+        }
+    }
+    free(tmp);
+    free(dir);
+    errno = saved_errno;
+    return rc;
+}
+
+/* Validates the header and layer table of a mapped file and points the
+ * layers at their arrays. */
+static int parse_file(sk_bloom *f, const uint8_t *p, uint64_t size, unsigned flags)
+{
+    if (size < 4 || memcmp(p, FILE_MAGIC, 4) != 0)
+        return size < 4 && memcmp(p, FILE_MAGIC, (size_t)size) == 0 ? SK_ETRUNCATED
+                                                                     : SK_EFORMAT;
+    if (size < HEADER_SIZE)
+        return SK_ETRUNCATED;
+    if (p[4] != FILE_VERSION)
+        return SK_EVERSION;
+    uint32_t nlayers = sk_load_le32(p + 8), expansion = sk_load_le32(p + 12);
+    double fp_rate = bits_double(sk_load_le64(p + 16));
+    if (p[5] > SK_BLOOM_CLASSIC || p[6] != FILE_HASH_XXH3_128 || p[7] != 0 ||
+        nlayers == 0 || nlayers > SK_BLOOM_MAX_LAYERS ||
+        (expansion == 0 && nlayers != 1) || expansion > 1024 ||
+        !(fp_rate == 0 || (fp_rate >= SK_BLOOM_MIN_FP_RATE && fp_rate <= SK_BLOOM_MAX_FP_RATE)))
+        return SK_ECORRUPT;
+    uint64_t table_end = HEADER_SIZE + (uint64_t)LAYER_ENTRY_SIZE * nlayers;
+    if (size < table_end)
+        return SK_ETRUNCATED;
+
+    XXH32_state_t *state = XXH32_createState();
+    if (state == NULL)
+        return SK_ENOMEM;
+    XXH32_reset(state, 0);
+    XXH32_update(state, p, 32);
+    XXH32_update(state, p + HEADER_SIZE, (size_t)(table_end - HEADER_SIZE));
+    uint32_t sum = XXH32_digest(state);
+    XXH32_freeState(state);
+    if (sum != sk_load_le32(p + 32))
+        return SK_ECHECKSUM;
+
+    f->layout = (sk_bloom_layout)p[5];
+    f->expansion = expansion;
+    f->fp_rate = fp_rate;
+    uint64_t expected_offset = align_up(table_end, ARRAY_ALIGN);
+    for (unsigned i = 0; i < nlayers; i++) {
+        const uint8_t *e = p + HEADER_SIZE + (size_t)LAYER_ENTRY_SIZE * i;
+        uint64_t bits = sk_load_le64(e), offset = sk_load_le64(e + 32);
+        uint32_t hashes = sk_load_le32(e + 8);
+        if (bits == 0 || bits > SK_BLOOM_MAX_BITS || hashes == 0 ||
+            hashes > SK_BLOOM_MAX_HASHES ||
+            (f->layout == SK_BLOOM_BLOCKED && bits % BLOCK_BITS != 0) ||
+            sk_load_le32(e + 12) != 0 || offset != expected_offset)
+            return SK_ECORRUPT;
+        uint64_t nwords = words_for(f->layout, bits);
+        if (offset > size || nwords * 8 > size - offset)
+            return SK_ETRUNCATED;
+        struct layer *l = &f->layers[i];
+        l->words = (_Atomic uint64_t *)(void *)(p + offset);
+        l->bits = bits;
+        l->nwords = nwords;
+        l->hashes = hashes;
+        l->capacity = sk_load_le64(e + 16);
+        l->count = sk_load_le64(e + 24);
+        l->storage = STORAGE_FILE;
+        l->fp_rate = fp_rate == 0 ? 0 : (expansion == 0 ? fp_rate : fp_rate / 2 / (double)(UINT64_C(1) << i));
+        if ((flags & SK_BLOOM_VERIFY) &&
+            XXH3_64bits(p + offset, (size_t)nwords * 8) != sk_load_le64(e + 40))
+            return SK_ECHECKSUM;
+        expected_offset = align_up(offset + nwords * 8, ARRAY_ALIGN);
+        f->nlayers = i + 1;
+    }
+    uint64_t end = f->layers[nlayers - 1].nwords * 8 +
+                   sk_load_le64(p + HEADER_SIZE + (size_t)LAYER_ENTRY_SIZE * (nlayers - 1) + 32);
+    if (end != size)
+        return SK_ETRUNCATED;
+    return SK_OK;
+}
+
+int sk_bloom_open(sk_bloom **out, const char *path, unsigned flags)
+{
+    if (out == NULL || path == NULL || (flags & ~SK_BLOOM_VERIFY) != 0)
+        return SK_EINVAL;
+    *out = NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return SK_EIO;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return SK_EIO;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+        return SK_EIO;
+    }
+    if (st.st_size == 0) {
+        close(fd);
+        return SK_EFORMAT;
+    }
+    size_t size = (size_t)st.st_size;
+    void *map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    int e = errno;
+    close(fd);
+    if (map == MAP_FAILED) {
+        errno = e;
+        return SK_EIO;
+    }
+    sk_bloom *f = calloc(1, sizeof *f);
+    if (f == NULL) {
+        munmap(map, size);
+        return SK_ENOMEM;
+    }
+    f->map = map;
+    f->map_len = size;
+    int rc = parse_file(f, map, size, flags);
+    if (rc != SK_OK) {
+        f->nlayers = 0; /* the layers point into the map */
+        sk_bloom_free(f);
+        return rc;
+    }
+    *out = f;
+    return SK_OK;
+}
