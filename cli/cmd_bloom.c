@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "commands.h"
 #include "lines.h"
@@ -74,8 +75,9 @@ static const char check_usage[] =
 
 static const char info_usage[] =
     "Usage: sketch bloom info [--verify] FILE\n"
-    "Describe the filter in FILE, one 'name: value' per line. --verify also\n"
-    "checks the checksums of the bit arrays, which reads the whole file.\n";
+    "Describe the filter in FILE, one 'name: value' per line. The estimate of\n"
+    "the items from the bits set reads the whole filter; --verify also checks\n"
+    "the checksums of its bit arrays.\n";
 
 static const char merge_usage[] =
     "Usage: sketch bloom merge [--intersect] -o OUT FILE...\n"
@@ -93,6 +95,9 @@ static const char *layout_name(sk_bloom_layout layout)
 
 static sk_bloom *open_or_die(const char *path, unsigned flags)
 {
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        die("%s: %s", path, S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file");
     sk_bloom *f;
     int rc = sk_bloom_open(&f, path, flags);
     if (rc == SK_EIO)
@@ -115,8 +120,10 @@ static double parse_rate(const char *text)
 {
     char *end;
     errno = 0;
+    /* A decimal number: strtod alone would also take spaces, hex and "inf". */
+    int decimal = text[0] != '\0' && strspn(text, "0123456789.eE+-") == strlen(text);
     double p = strtod(text, &end);
-    if (*text == '\0' || *end != '\0' || errno != 0 || !(p >= SK_BLOOM_MIN_FP_RATE) ||
+    if (!decimal || *end != '\0' || errno != 0 || !(p >= SK_BLOOM_MIN_FP_RATE) ||
         !(p <= SK_BLOOM_MAX_FP_RATE))
         die("the false-positive rate must be a number from 1e-15 to 0.5, not '%s'", text);
     return p;
@@ -187,9 +194,10 @@ static int parse_bloom_options(const char *cmd, const char *usage, const char *o
             exit(EXIT_OK);
         }
         if (c == ':')
-            die_usage(cmd, "option '%s' needs a value", rejected_option(argv));
+            die_usage(cmd, "option '%s' needs a value",
+                      rejected_option(argv, optstring, c));
         if (c == '?' || strchr(optstring, c) == NULL)
-            die_usage(cmd, "unknown option '%s'", rejected_option(argv));
+            die_usage(cmd, "unknown option '%s'", rejected_option(argv, optstring, c));
         switch (c) {
         case 'n': o->capacity = parse_uint(optarg, "capacity", 1, UINT64_C(1) << 50); break;
         case 'p': o->fp_rate = parse_rate(optarg); break;

@@ -109,7 +109,8 @@ int cmd_count(int argc, char **argv)
     const char *output = NULL;
     int threads = 0, verbose = 0, c;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":p:f:d:o:j:vh", longopts, NULL)) != -1) {
+    static const char optstring[] = ":p:f:d:o:j:vh";
+    while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
         switch (c) {
         case 'p': opt.precision = parse_precision(optarg); break;
         case 'f': opt.field = (unsigned)parse_uint(optarg, "field", 1, 1u << 30); break;
@@ -122,8 +123,10 @@ int cmd_count(int argc, char **argv)
         case 'j': threads = (int)parse_uint(optarg, "threads", 1, 256); break;
         case 'v': verbose = 1; break;
         case 'h': fputs(count_usage, stdout); return EXIT_OK;
-        case ':': die_usage("count", "option '%s' needs a value", rejected_option(argv));
-        default: die_usage("count", "unknown option '%s'", rejected_option(argv));
+        case ':':
+            die_usage("count", "option '%s' needs a value", rejected_option(argv, optstring, c));
+        default:
+            die_usage("count", "unknown option '%s'", rejected_option(argv, optstring, c));
         }
     }
 

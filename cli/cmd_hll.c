@@ -100,9 +100,10 @@ static int parse_hll_options(const char *cmd, const char *usage, const char *opt
             exit(EXIT_OK);
         }
         if (c == ':')
-            die_usage(cmd, "option '%s' needs a value", rejected_option(argv));
+            die_usage(cmd, "option '%s' needs a value",
+                      rejected_option(argv, optstring, c));
         if (c == '?' || strchr(optstring, c) == NULL)
-            die_usage(cmd, "unknown option '%s'", rejected_option(argv));
+            die_usage(cmd, "unknown option '%s'", rejected_option(argv, optstring, c));
         switch (c) {
         case 'o': opt->output = optarg; break;
         case 'p': opt->precision = parse_precision(optarg); break;

@@ -37,14 +37,42 @@ void die_usage(const char *cmd, const char *fmt, ...)
     exit(EXIT_FAILURE_USAGE);
 }
 
-const char *rejected_option(char **argv)
+/* The name of an option argument, up to any "=value". */
+static const char *option_word(const char *arg)
+{
+    static char word[64];
+    size_t len = strcspn(arg, "=");
+    if (len >= sizeof word)
+        len = sizeof word - 1;
+    memcpy(word, arg, len);
+    word[len] = '\0';
+    return word;
+}
+
+const char *rejected_option(char **argv, const char *optstring, int c)
 {
     static char short_name[3] = "-?";
-    if (optopt != 0) {
+    if (c == '?' || c == ':') {
+        /* An unknown short option, perhaps inside a bundle such as -vx. */
+        if (optopt != 0 && strchr(optstring, optopt) == NULL) {
+            short_name[1] = (char)optopt;
+            return short_name;
+        }
+        /* getopt has moved past a long option it refused, or past a short
+         * option missing its value. */
+        if (strncmp(argv[optind - 1], "--", 2) == 0 || optopt == 0)
+            return option_word(argv[optind - 1]);
         short_name[1] = (char)optopt;
         return short_name;
     }
-    return argv[optind - 1];
+    /* An option of another subcommand, with its value if it takes one. */
+    if (strncmp(argv[optind - 1], "--", 2) == 0)
+        return option_word(argv[optind - 1]);
+    if (optind >= 3 && strncmp(argv[optind - 2], "--", 2) == 0 &&
+        strchr(argv[optind - 2], '=') == NULL)
+        return option_word(argv[optind - 2]);
+    short_name[1] = (char)c;
+    return short_name;
 }
 
 unsigned long long parse_uint(const char *text, const char *what,

@@ -23,9 +23,10 @@ _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void die_usage(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* The option getopt just refused, as the user wrote it: "-x" for a short
- * one (even inside a bundle such as -vx), else the argument itself. */
-const char *rejected_option(char **argv);
+/* The option the user wrote that getopt just refused (c is what getopt
+ * returned: '?', ':' or an option this subcommand does not take): "-x" for a
+ * short one, even inside a bundle such as -vx, "--name" for a long one. */
+const char *rejected_option(char **argv, const char *optstring, int c);
 
 /* Parses a whole decimal number in [min, max] or dies naming the option. */
 unsigned long long parse_uint(const char *text, const char *what,

@@ -124,8 +124,40 @@ static inline uint64_t word_bit(unsigned bit)
 
 /* ---- false-positive rates and sizing ------------------------------------ */
 
+/* The chance that k positions drawn uniformly with replacement from `bins`
+ * all land on set bits, after `draws` such positions were set: the occupancy
+ * law of the draws, computed one draw at a time, against (x/bins)^k. */
+static double occupancy_fp_rate(unsigned bins, uint64_t draws, unsigned k)
+{
+    double *occupied = calloc((size_t)bins + 1, sizeof *occupied);
+    if (occupied == NULL)
+        return 1;
+    occupied[0] = 1;
+    unsigned top = 0;
+    for (uint64_t d = 0; d < draws; d++) {
+        if (top < bins)
+            top++;
+        for (unsigned x = top; x >= 1; x--)
+            occupied[x] = (occupied[x] * x + occupied[x - 1] * (bins - x + 1)) / bins;
+        occupied[0] = 0;
+    }
+    double rate = 0;
+    for (unsigned x = 1; x <= top; x++)
+        rate += occupied[x] * pow((double)x / bins, k);
+    free(occupied);
+    return rate;
+}
+
+/* Small classic filters get the exact occupancy law (the textbook formula
+ * is off by O(k/m): a 10-bit filter for one item at 1% has 6%), large ones
+ * the textbook (1 - e^(-kn/m))^k, exact in the limit. */
+#define EXACT_CLASSIC_WORK 2000000
+
 static double classic_fp_rate(uint64_t bits, unsigned k, double n)
 {
+    double draws = round((double)k * n);
+    if ((double)bits * draws <= EXACT_CLASSIC_WORK)
+        return occupancy_fp_rate((unsigned)bits, (uint64_t)draws, k);
     return pow(-expm1(-(double)k * n / (double)bits), k);
 }
 
@@ -189,6 +221,11 @@ static double layout_fp_rate(sk_bloom_layout layout, uint64_t bits, unsigned k, 
     return layout == SK_BLOOM_BLOCKED ? blocked_fp_rate(bits, k, n)
                                       : classic_fp_rate(bits, k, n);
 }
+
+/* Filters sized for a rate have at least one block of bits: 64 bytes are
+ * nothing, and they keep tiny filters far from the regime where an item's
+ * own positions collide. */
+#define MIN_SIZED_BITS BLOCK_BITS
 
 static uint64_t round_bits(sk_bloom_layout layout, uint64_t bits)
 {
@@ -258,7 +295,10 @@ static int size_for_layout(uint64_t capacity, double fp_rate, sk_bloom_layout la
     rate_fn coarse = layout == SK_BLOOM_BLOCKED ? blocked_fp_rate_approx : classic_fp_rate;
     unsigned k0 = clamp_hashes(-log2(fp_rate)), k = k0;
     unsigned from = clamp_hashes(k0 / 2.0), to = clamp_hashes(k0 + 6.0);
-    uint64_t lo = round_bits(layout, (uint64_t)textbook / 2), hi = round_bits(layout, (uint64_t)textbook);
+    if (textbook < MIN_SIZED_BITS)
+        textbook = MIN_SIZED_BITS;
+    uint64_t lo = round_bits(layout, (uint64_t)textbook / 2);
+    uint64_t hi = round_bits(layout, (uint64_t)textbook);
     while (best_rate(coarse, hi, n, from, to, &k) > fp_rate) {
         lo = hi;
         hi = round_bits(layout, hi + hi / 4 + BLOCK_BITS);
@@ -267,6 +307,10 @@ static int size_for_layout(uint64_t capacity, double fp_rate, sk_bloom_layout la
     }
     uint64_t m = search_bits(layout, coarse, n, fp_rate, lo, hi, from, to,
                              layout == SK_BLOOM_BLOCKED ? BLOCK_BITS : 1, &k);
+    if (m < MIN_SIZED_BITS) {
+        m = MIN_SIZED_BITS;
+        best_rate(coarse, m, n, from, to, &k);
+    }
     if (layout == SK_BLOOM_BLOCKED) {
         from = clamp_hashes(k - 1.0);
         to = clamp_hashes(k + 1.0);
@@ -461,12 +505,25 @@ static inline void layer_prefetch(const struct layer *l, sk_bloom_layout layout,
     }
 }
 
+/* Advises the kernel how a layer's pages will be read, if they are mapped
+ * from a file. */
+static void advise(const struct layer *l, int advice)
+{
+    if (l->storage != STORAGE_FILE)
+        return;
+    uintptr_t start = (uintptr_t)l->words & ~(uintptr_t)4095;
+    uintptr_t end = (uintptr_t)(l->words + l->nwords);
+    madvise((void *)start, end - start, advice);
+}
+
 static uint64_t layer_bits_set(const struct layer *l)
 {
+    advise(l, MADV_SEQUENTIAL);
     uint64_t set = 0;
     for (uint64_t i = 0; i < l->nwords; i++)
         set += (uint64_t)__builtin_popcountll(
             atomic_load_explicit(&l->words[i], memory_order_relaxed));
+    advise(l, MADV_RANDOM);
     return set;
 }
 
@@ -1022,9 +1079,13 @@ static int parse_file(sk_bloom *f, const uint8_t *p, uint64_t size, unsigned fla
         l->count = sk_load_le64(e + 24);
         l->storage = STORAGE_FILE;
         l->fp_rate = fp_rate == 0 ? 0 : (expansion == 0 ? fp_rate : fp_rate / 2 / (double)(UINT64_C(1) << i));
-        if ((flags & SK_BLOOM_VERIFY) &&
-            XXH3_64bits(p + offset, (size_t)nwords * 8) != sk_load_le64(e + 40))
-            return SK_ECHECKSUM;
+        if (flags & SK_BLOOM_VERIFY) {
+            advise(l, MADV_SEQUENTIAL);
+            uint64_t array_sum = XXH3_64bits(p + offset, (size_t)nwords * 8);
+            advise(l, MADV_RANDOM);
+            if (array_sum != sk_load_le64(e + 40))
+                return SK_ECHECKSUM;
+        }
         expected_offset = align_up(offset + nwords * 8, ARRAY_ALIGN);
         f->nlayers = i + 1;
     }
@@ -1040,7 +1101,8 @@ int sk_bloom_open(sk_bloom **out, const char *path, unsigned flags)
     if (out == NULL || path == NULL || (flags & ~SK_BLOOM_VERIFY) != 0)
         return SK_EINVAL;
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* Non-blocking, so that a FIFO without a writer is refused, not waited on. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
         return SK_EIO;
     struct stat st;
@@ -1067,6 +1129,9 @@ int sk_bloom_open(sk_bloom **out, const char *path, unsigned flags)
         errno = e;
         return SK_EIO;
     }
+    /* Queries touch scattered pages: read-ahead would read megabytes around
+     * each one. Whole-filter scans ask for sequential reads while they run. */
+    madvise(map, size, MADV_RANDOM);
     sk_bloom *f = calloc(1, sizeof *f);
     if (f == NULL) {
         munmap(map, size);
