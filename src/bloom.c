@@ -60,6 +60,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#define XXH_STATIC_LINKING_ONLY /* XXH32_state_t on the stack */
 #include <xxhash.h>
 
 #include "bytes.h"
@@ -85,6 +86,7 @@ struct layer {
     double fp_rate;
     unsigned hashes;
     enum storage storage;
+    uint64_t checksum; /* of the array, as a file or dump declared it */
 };
 
 struct sk_bloom {
@@ -904,20 +906,43 @@ static int write_zeros(int fd, uint64_t count)
     return SK_OK;
 }
 
-static int write_filter(const sk_bloom *f, int fd)
+static size_t header_size(unsigned nlayers)
 {
-    size_t table_end = HEADER_SIZE + (size_t)LAYER_ENTRY_SIZE * f->nlayers;
-    uint8_t *head = calloc(1, table_end);
-    if (head == NULL)
-        return SK_ENOMEM;
+    return HEADER_SIZE + (size_t)LAYER_ENTRY_SIZE * nlayers;
+}
+
+/* Where the bit array of layer i starts: on a page boundary in files, right
+ * after the previous one in dumps (every offset is then a multiple of 8). */
+static uint64_t array_offset(const sk_bloom *f, unsigned i, int packed)
+{
+    uint64_t align = packed ? 8 : ARRAY_ALIGN;
+    uint64_t offset = align_up(header_size(f->nlayers), align);
+    for (unsigned j = 0; j < i; j++)
+        offset = align_up(offset + f->layers[j].nwords * 8, align);
+    return offset;
+}
+
+static uint32_t header_checksum(const uint8_t *head, unsigned nlayers)
+{
+    XXH32_state_t state;
+    XXH32_reset(&state, 0);
+    XXH32_update(&state, head, 32);
+    XXH32_update(&state, head + HEADER_SIZE, header_size(nlayers) - HEADER_SIZE);
+    return XXH32_digest(&state);
+}
+
+/* Writes the header and layer table, with the arrays' checksums. */
+static void encode_header(const sk_bloom *f, uint8_t *head, int packed)
+{
+    memset(head, 0, header_size(f->nlayers));
     memcpy(head, FILE_MAGIC, 4);
     head[4] = FILE_VERSION;
     head[5] = (uint8_t)f->layout;
     head[6] = FILE_HASH_XXH3_128;
+    head[7] = (uint8_t)(packed != 0);
     sk_store_le32(head + 8, f->nlayers);
     sk_store_le32(head + 12, f->expansion);
     sk_store_le64(head + 16, double_bits(f->fp_rate));
-    uint64_t offset = align_up(table_end, ARRAY_ALIGN);
     for (unsigned i = 0; i < f->nlayers; i++) {
         const struct layer *l = &f->layers[i];
         uint8_t *e = head + HEADER_SIZE + (size_t)LAYER_ENTRY_SIZE * i;
@@ -925,31 +950,29 @@ static int write_filter(const sk_bloom *f, int fd)
         sk_store_le32(e + 8, l->hashes);
         sk_store_le64(e + 16, l->capacity);
         sk_store_le64(e + 24, atomic_load_explicit(&l->count, memory_order_relaxed));
-        sk_store_le64(e + 32, offset);
+        sk_store_le64(e + 32, array_offset(f, i, packed));
         sk_store_le64(e + 40, XXH3_64bits((const void *)l->words, (size_t)l->nwords * 8));
-        offset = align_up(offset + l->nwords * 8, ARRAY_ALIGN);
     }
-    XXH32_state_t *state = XXH32_createState();
-    if (state == NULL) {
-        free(head);
-        return SK_ENOMEM;
-    }
-    XXH32_reset(state, 0);
-    XXH32_update(state, head, 32);
-    XXH32_update(state, head + HEADER_SIZE, table_end - HEADER_SIZE);
-    sk_store_le32(head + 32, XXH32_digest(state));
-    XXH32_freeState(state);
+    sk_store_le32(head + 32, header_checksum(head, f->nlayers));
+}
 
+static int write_filter(const sk_bloom *f, int fd)
+{
+    size_t table_end = header_size(f->nlayers);
+    uint8_t *head = malloc(table_end);
+    if (head == NULL)
+        return SK_ENOMEM;
+    encode_header(f, head, 0);
     int rc = write_all(fd, head, table_end);
     uint64_t written = table_end;
     free(head);
     for (unsigned i = 0; rc == SK_OK && i < f->nlayers; i++) {
         const struct layer *l = &f->layers[i];
-        rc = write_zeros(fd, align_up(written, ARRAY_ALIGN) - written);
-        written = align_up(written, ARRAY_ALIGN);
+        uint64_t offset = array_offset(f, i, 0);
+        rc = write_zeros(fd, offset - written);
         if (rc == SK_OK)
             rc = write_all(fd, (const void *)l->words, (size_t)l->nwords * 8);
-        written += l->nwords * 8;
+        written = offset + l->nwords * 8;
     }
     return rc;
 }
@@ -1021,79 +1044,95 @@ int sk_bloom_save(const sk_bloom *f, const char *path)
     return rc;
 }
 
-/* Validates the header and layer table of a mapped file and points the
- * layers at their arrays. */
-static int parse_file(sk_bloom *f, const uint8_t *p, uint64_t size, unsigned flags)
+/* Validates a header and layer table of `available` bytes, for a file or
+ * dump whose whole size is `total` (UINT64_MAX: not known yet), and sets up
+ * the layers' shapes; *table_end receives the header's size. The layers'
+ * arrays are not attached. */
+static int decode_header(sk_bloom *f, const uint8_t *p, size_t available, uint64_t total,
+                         size_t *table_end)
 {
-    if (size < 4 || memcmp(p, FILE_MAGIC, 4) != 0)
-        return size < 4 && memcmp(p, FILE_MAGIC, (size_t)size) == 0 ? SK_ETRUNCATED
-                                                                     : SK_EFORMAT;
-    if (size < HEADER_SIZE)
+    if (available < 4 || memcmp(p, FILE_MAGIC, 4) != 0)
+        return available < 4 && memcmp(p, FILE_MAGIC, available) == 0 ? SK_ETRUNCATED
+                                                                        : SK_EFORMAT;
+    if (available < HEADER_SIZE)
         return SK_ETRUNCATED;
     if (p[4] != FILE_VERSION)
         return SK_EVERSION;
     uint32_t nlayers = sk_load_le32(p + 8), expansion = sk_load_le32(p + 12);
     double fp_rate = bits_double(sk_load_le64(p + 16));
-    if (p[5] > SK_BLOOM_CLASSIC || p[6] != FILE_HASH_XXH3_128 || p[7] != 0 ||
+    if (p[5] > SK_BLOOM_CLASSIC || p[6] != FILE_HASH_XXH3_128 || p[7] > 1 ||
         nlayers == 0 || nlayers > SK_BLOOM_MAX_LAYERS ||
         (expansion == 0 && nlayers != 1) || expansion > 1024 ||
+        sk_load_le64(p + 24) != 0 || sk_load_le32(p + 36) != 0 ||
         !(fp_rate == 0 || (fp_rate >= SK_BLOOM_MIN_FP_RATE && fp_rate <= SK_BLOOM_MAX_FP_RATE)))
         return SK_ECORRUPT;
-    uint64_t table_end = HEADER_SIZE + (uint64_t)LAYER_ENTRY_SIZE * nlayers;
-    if (size < table_end)
+    if (available < header_size(nlayers))
         return SK_ETRUNCATED;
-
-    XXH32_state_t *state = XXH32_createState();
-    if (state == NULL)
-        return SK_ENOMEM;
-    XXH32_reset(state, 0);
-    XXH32_update(state, p, 32);
-    XXH32_update(state, p + HEADER_SIZE, (size_t)(table_end - HEADER_SIZE));
-    uint32_t sum = XXH32_digest(state);
-    XXH32_freeState(state);
-    if (sum != sk_load_le32(p + 32))
+    if (header_checksum(p, nlayers) != sk_load_le32(p + 32))
         return SK_ECHECKSUM;
 
     f->layout = (sk_bloom_layout)p[5];
     f->expansion = expansion;
     f->fp_rate = fp_rate;
-    uint64_t expected_offset = align_up(table_end, ARRAY_ALIGN);
+    /* The layers' shapes come first: array offsets depend on all of them. */
+    memset(f->layers, 0, sizeof f->layers);
+    f->nlayers = nlayers;
+    int packed = p[7];
     for (unsigned i = 0; i < nlayers; i++) {
         const uint8_t *e = p + HEADER_SIZE + (size_t)LAYER_ENTRY_SIZE * i;
-        uint64_t bits = sk_load_le64(e), offset = sk_load_le64(e + 32);
+        uint64_t bits = sk_load_le64(e);
         uint32_t hashes = sk_load_le32(e + 8);
         if (bits == 0 || bits > SK_BLOOM_MAX_BITS || hashes == 0 ||
             hashes > SK_BLOOM_MAX_HASHES ||
             (f->layout == SK_BLOOM_BLOCKED && bits % BLOCK_BITS != 0) ||
-            sk_load_le32(e + 12) != 0 || offset != expected_offset)
+            sk_load_le32(e + 12) != 0)
             return SK_ECORRUPT;
-        uint64_t nwords = words_for(f->layout, bits);
-        if (offset > size || nwords * 8 > size - offset)
-            return SK_ETRUNCATED;
         struct layer *l = &f->layers[i];
-        l->words = (_Atomic uint64_t *)(void *)(p + offset);
         l->bits = bits;
-        l->nwords = nwords;
+        l->nwords = words_for(f->layout, bits);
         l->hashes = hashes;
         l->capacity = sk_load_le64(e + 16);
         l->count = sk_load_le64(e + 24);
-        l->storage = STORAGE_FILE;
-        l->fp_rate = fp_rate == 0 ? 0 : (expansion == 0 ? fp_rate : fp_rate / 2 / (double)(UINT64_C(1) << i));
-        if (flags & SK_BLOOM_VERIFY) {
-            advise(l, MADV_SEQUENTIAL);
-            uint64_t array_sum = XXH3_64bits(p + offset, (size_t)nwords * 8);
-            advise(l, MADV_RANDOM);
-            if (array_sum != sk_load_le64(e + 40))
-                return SK_ECHECKSUM;
-        }
-        expected_offset = align_up(offset + nwords * 8, ARRAY_ALIGN);
-        f->nlayers = i + 1;
+        l->checksum = sk_load_le64(e + 40);
+        l->fp_rate = fp_rate == 0 || expansion == 0 ? fp_rate : ldexp(fp_rate, -1 - (int)i);
     }
-    uint64_t end = f->layers[nlayers - 1].nwords * 8 +
-                   sk_load_le64(p + HEADER_SIZE + (size_t)LAYER_ENTRY_SIZE * (nlayers - 1) + 32);
-    if (end != size)
+    for (unsigned i = 0; i < nlayers; i++)
+        if (sk_load_le64(p + HEADER_SIZE + (size_t)LAYER_ENTRY_SIZE * i + 32) !=
+            array_offset(f, i, packed))
+            return SK_ECORRUPT;
+    uint64_t end = array_offset(f, nlayers - 1, packed) + f->layers[nlayers - 1].nwords * 8;
+    if (total != UINT64_MAX && end != total)
         return SK_ETRUNCATED;
+    *table_end = header_size(nlayers);
     return SK_OK;
+}
+
+/* Recomputes each layer's checksum against the one its header declared. */
+static int verify_arrays(const sk_bloom *f)
+{
+    for (unsigned i = 0; i < f->nlayers; i++) {
+        const struct layer *l = &f->layers[i];
+        advise(l, MADV_SEQUENTIAL);
+        uint64_t sum = XXH3_64bits((const void *)l->words, (size_t)l->nwords * 8);
+        advise(l, MADV_RANDOM);
+        if (sum != l->checksum)
+            return SK_ECHECKSUM;
+    }
+    return SK_OK;
+}
+
+static int parse_file(sk_bloom *f, uint8_t *p, uint64_t size, unsigned flags)
+{
+    size_t table_end;
+    int rc = decode_header(f, p, size < SIZE_MAX ? (size_t)size : SIZE_MAX, size, &table_end);
+    if (rc != SK_OK)
+        return rc;
+    int packed = p[7];
+    for (unsigned i = 0; i < f->nlayers; i++) {
+        f->layers[i].words = (_Atomic uint64_t *)(void *)(p + array_offset(f, i, packed));
+        f->layers[i].storage = STORAGE_FILE;
+    }
+    return (flags & SK_BLOOM_VERIFY) ? verify_arrays(f) : SK_OK;
 }
 
 int sk_bloom_open(sk_bloom **out, const char *path, unsigned flags)
@@ -1147,4 +1186,118 @@ int sk_bloom_open(sk_bloom **out, const char *path, unsigned flags)
     }
     *out = f;
     return SK_OK;
+}
+
+/* ---- dumps ------------------------------------------------------------- */
+
+uint64_t sk_bloom_dump_size(const sk_bloom *f)
+{
+    return array_offset(f, f->nlayers - 1, 1) + f->layers[f->nlayers - 1].nwords * 8;
+}
+
+size_t sk_bloom_dump_header_size(const sk_bloom *f)
+{
+    return header_size(f->nlayers);
+}
+
+/* Visits the parts of layer arrays that bytes [offset, offset + len) of a
+ * dump cover, in order: fn(layer, byte offset in its array, length, the
+ * position in the caller's buffer). SK_EINVAL if the range is not within
+ * the arrays. */
+typedef void (*span_fn)(struct layer *l, uint64_t at, size_t len, uint8_t *buf);
+
+static int for_each_span(const sk_bloom *f, uint64_t offset, size_t len, span_fn fn,
+                         uint8_t *buf)
+{
+    if (offset < header_size(f->nlayers) || len > sk_bloom_dump_size(f) - offset ||
+        offset > sk_bloom_dump_size(f))
+        return SK_EINVAL;
+    for (unsigned i = 0; i < f->nlayers && len > 0; i++) {
+        struct layer *l = (struct layer *)&f->layers[i];
+        uint64_t start = array_offset(f, i, 1), size = l->nwords * 8;
+        if (offset >= start + size)
+            continue;
+        uint64_t at = offset - start;
+        size_t chunk = size - at < len ? (size_t)(size - at) : len;
+        fn(l, at, chunk, buf);
+        buf += chunk;
+        offset += chunk;
+        len -= chunk;
+    }
+    return SK_OK;
+}
+
+static void copy_out(struct layer *l, uint64_t at, size_t len, uint8_t *buf)
+{
+    memcpy(buf, (const uint8_t *)(const void *)l->words + at, len);
+}
+
+static void copy_in(struct layer *l, uint64_t at, size_t len, uint8_t *buf)
+{
+    memcpy((uint8_t *)(void *)l->words + at, buf, len);
+}
+
+int sk_bloom_dump_read(const sk_bloom *f, uint64_t offset, void *buf, size_t len)
+{
+    if (f == NULL || (buf == NULL && len > 0))
+        return SK_EINVAL;
+    size_t head_len = header_size(f->nlayers);
+    uint8_t *out = buf;
+    if (offset < head_len && len > 0) {
+        uint8_t *head = malloc(head_len);
+        if (head == NULL)
+            return SK_ENOMEM;
+        encode_header(f, head, 1);
+        size_t chunk = head_len - (size_t)offset < len ? head_len - (size_t)offset : len;
+        memcpy(out, head + offset, chunk);
+        free(head);
+        out += chunk;
+        offset += chunk;
+        len -= chunk;
+    }
+    return len == 0 ? SK_OK : for_each_span(f, offset, len, copy_out, out);
+}
+
+int sk_bloom_restore_begin(sk_bloom **out, const void *header, size_t len,
+                           size_t *header_len)
+{
+    if (out == NULL || header == NULL || header_len == NULL)
+        return SK_EINVAL;
+    *out = NULL;
+    sk_bloom *f = calloc(1, sizeof *f);
+    if (f == NULL)
+        return SK_ENOMEM;
+    int rc = decode_header(f, header, len, UINT64_MAX, header_len);
+    if (rc == SK_OK && ((const uint8_t *)header)[7] != 1)
+        rc = SK_ECORRUPT; /* a file's header, not a dump's */
+    unsigned shaped = f->nlayers;
+    f->nlayers = 0;
+    for (unsigned i = 0; rc == SK_OK && i < shaped; i++) {
+        struct layer shape = f->layers[i];
+        rc = layer_alloc(&f->layers[i], f->layout, shape.bits, shape.hashes, shape.capacity,
+                         shape.fp_rate);
+        if (rc != SK_OK)
+            break;
+        f->layers[i].count = atomic_load(&shape.count);
+        f->layers[i].checksum = shape.checksum;
+        f->nlayers = i + 1;
+    }
+    if (rc != SK_OK) {
+        sk_bloom_free(f);
+        return rc;
+    }
+    *out = f;
+    return SK_OK;
+}
+
+int sk_bloom_restore_chunk(sk_bloom *f, uint64_t offset, const void *data, size_t len)
+{
+    if (f == NULL || (data == NULL && len > 0))
+        return SK_EINVAL;
+    return len == 0 ? SK_OK : for_each_span(f, offset, len, copy_in, (uint8_t *)data);
+}
+
+int sk_bloom_restore_finish(const sk_bloom *f)
+{
+    return f == NULL ? SK_EINVAL : verify_arrays(f);
 }

@@ -145,6 +145,27 @@ SK_API int sk_bloom_save(const sk_bloom *f, const char *path);
 #define SK_BLOOM_VERIFY 1u
 SK_API int sk_bloom_open(sk_bloom **out, const char *path, unsigned flags);
 
+/* A filter as one byte string, for keeping it somewhere other than a file
+ * (a database value, a network message): the file format with the bit
+ * arrays packed right after the layer table. A dump can be read in pieces
+ * and a filter rebuilt from pieces, so neither side needs a second copy.
+ *
+ * sk_bloom_dump_read copies bytes [offset, offset + len) of the dump; the
+ * header part (the first sk_bloom_dump_header_size bytes) carries checksums
+ * of the arrays as they are when it is read. sk_bloom_restore_begin builds
+ * an empty filter of the shape a header describes and tells how many bytes
+ * the header took; sk_bloom_restore_chunk copies array bytes found at
+ * `offset` of the dump into it; sk_bloom_restore_finish checks the arrays
+ * against the header's checksums (SK_ECHECKSUM). */
+SK_API uint64_t sk_bloom_dump_size(const sk_bloom *f);
+SK_API size_t sk_bloom_dump_header_size(const sk_bloom *f);
+SK_API int sk_bloom_dump_read(const sk_bloom *f, uint64_t offset, void *buf, size_t len);
+SK_API int sk_bloom_restore_begin(sk_bloom **out, const void *header, size_t len,
+                                  size_t *header_len);
+SK_API int sk_bloom_restore_chunk(sk_bloom *f, uint64_t offset, const void *data,
+                                  size_t len);
+SK_API int sk_bloom_restore_finish(const sk_bloom *f);
+
 #ifdef __cplusplus
 }
 #endif
