@@ -827,7 +827,7 @@ uint64_t sk_bloom_estimate_items(const sk_bloom *f)
  *     4  1  version 1
  *     5  1  layout: 0 blocked, 1 classic
  *     6  1  hash: 1 = XXH3-128, seed 0
- *     7  1  0
+ *     7  1  arrays: 0 on page boundaries (files), 1 packed (dumps)
  *     8  4  number of layers L, 1..64
  *    12  4  expansion; 0 for a filter of fixed size (then L = 1)
  *    16  8  requested false-positive rate, an IEEE-754 double; 0 if explicit
@@ -843,8 +843,9 @@ uint64_t sk_bloom_estimate_items(const sk_bloom *f)
  *    32  8  offset of the bit array in the file, a multiple of 4096
  *    40  8  XXH3-64 (seed 0) of the bit array
  *   bit arrays, each at its offset, in layer order: ceil(m/64) 64-bit words
- *   (m/64 for blocked filters, m a multiple of 512); the file ends with the
- *   last one.
+ *   (m/64 for blocked filters, m a multiple of 512), each on a page boundary
+ *   in files and right after the previous part in dumps; the file or dump
+ *   ends with the last one.
  *
  * The arrays sit on page boundaries so that the file maps into memory with
  * every word aligned; the header and table are checked on every open, the
