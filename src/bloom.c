@@ -810,6 +810,22 @@ double sk_bloom_expected_fp_rate(const sk_bloom *f, uint64_t items)
     return 1 - pass;
 }
 
+uint64_t sk_bloom_next_layer_bytes(const sk_bloom *f)
+{
+    if (f->expansion == 0 || f->nlayers == SK_BLOOM_MAX_LAYERS)
+        return 0;
+    const struct layer *last = &f->layers[f->nlayers - 1];
+    if (last->capacity > UINT64_MAX / f->expansion)
+        return 0;
+    sk_bloom_layout layout = f->layout;
+    uint64_t bits;
+    unsigned hashes;
+    if (resolve_layout(last->capacity * f->expansion, last->fp_rate / 2, &layout, &bits,
+                       &hashes) != SK_OK)
+        return 0;
+    return words_for(layout, bits) * 8;
+}
+
 uint64_t sk_bloom_estimate_items(const sk_bloom *f)
 {
     uint64_t total = 0;

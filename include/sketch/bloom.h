@@ -130,6 +130,10 @@ SK_API void sk_bloom_get_info(const sk_bloom *f, sk_bloom_info *info);
  * items, from the exact formula of its layout. */
 SK_API double sk_bloom_expected_fp_rate(const sk_bloom *f, uint64_t items);
 
+/* Bytes of bit array the next layer of a scalable filter will take when the
+ * newest fills up; 0 for a filter of fixed size or one that cannot grow. */
+SK_API uint64_t sk_bloom_next_layer_bytes(const sk_bloom *f);
+
 /* The number of distinct items, estimated from the bits set. */
 SK_API uint64_t sk_bloom_estimate_items(const sk_bloom *f);
 

@@ -1,0 +1,678 @@
+/*
+ * bf_commands.c: the BF.* commands, answering as RedisBloom does, so that
+ * its clients (redis-py's r.bf(), Jedis, go-redis, node-redis) work unchanged.
+ *
+ * A key holds an sk_bloom: scaling (a chain of layers, the default) or
+ * NONSCALING (fixed size, refusing new items once full). The defaults are
+ * RedisBloom's: error rate 0.01, capacity 100, expansion 2; the layout is
+ * the library's automatic choice (blocked where it costs little memory).
+ *
+ * Persistence: RDB keeps a filter as its dump (docs/bloom-format.md): the
+ * header, then the bit arrays in pieces of at most 64 MB, so that loading
+ * never holds two copies of a large filter; the header's checksums are
+ * checked once every piece is in. The AOF rewrite and BF.SCANDUMP use the
+ * same dump, cut into BF.LOADCHUNK pieces.
+ *
+ * BF.SCANDUMP's iterator is one more than the dump offset where the next
+ * piece starts (0 only when there is none): BF.LOADCHUNK receives the
+ * iterator returned with a piece, so it knows where that piece ends.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "module.h"
+
+#define DEFAULT_ERROR_RATE 0.01
+#define DEFAULT_CAPACITY 100
+#define DEFAULT_EXPANSION 2
+#define DUMP_PIECE (64u << 20)
+#define SCANDUMP_PIECE (16u << 20)
+
+RedisModuleType *bloom_type;
+
+/* ---- creation and limits -------------------------------------------------- */
+
+struct bloom_params {
+    double error_rate;
+    long long capacity;
+    long long expansion;
+    int nonscaling;
+};
+
+static int reply_too_large(RedisModuleCtx *ctx, uint64_t bytes)
+{
+    char message[160];
+    snprintf(message, sizeof message,
+             "ERR the filter would take %llu bytes, more than the module's "
+             "MAX-KEY-MEMORY of %llu",
+             (unsigned long long)bytes, (unsigned long long)module_config.max_key_memory);
+    return RM_ReplyWithError(ctx, message);
+}
+
+/* Creates a filter within the memory limit, or replies an error and
+ * returns NULL. RedisBloom takes rates up to 1; above 0.5 a filter of rate
+ * 0.5 serves them better than asked. */
+static sk_bloom *create_filter(RedisModuleCtx *ctx, const struct bloom_params *p)
+{
+    double rate = p->error_rate > SK_BLOOM_MAX_FP_RATE ? SK_BLOOM_MAX_FP_RATE : p->error_rate;
+    double first_rate = p->nonscaling ? rate : rate / 2;
+    sk_bloom_layout layout = SK_BLOOM_AUTO;
+    uint64_t bits;
+    unsigned hashes;
+    int rc = sk_bloom_size_for((uint64_t)p->capacity, first_rate, &layout, &bits, &hashes);
+    if (rc == SK_EINVAL) {
+        reply_too_large(ctx, UINT64_MAX);
+        return NULL;
+    }
+    if (rc != SK_OK) {
+        reply_status(ctx, rc);
+        return NULL;
+    }
+    if (bits / 8 > module_config.max_key_memory) {
+        reply_too_large(ctx, bits / 8);
+        return NULL;
+    }
+    sk_bloom *f;
+    rc = p->nonscaling ? sk_bloom_new(&f, (uint64_t)p->capacity, rate, SK_BLOOM_AUTO)
+                       : sk_bloom_new_scalable(&f, (uint64_t)p->capacity, rate,
+                                               (unsigned)p->expansion, SK_BLOOM_AUTO);
+    if (rc != SK_OK) {
+        reply_status(ctx, rc);
+        return NULL;
+    }
+    return f;
+}
+
+/* Opens key for the command: *filter is its filter, or NULL if the key is
+ * empty. Replies WRONGTYPE and returns NULL for a key of another type. */
+static RedisModuleKey *open_filter(RedisModuleCtx *ctx, RedisModuleString *name, int mode,
+                                   sk_bloom **filter)
+{
+    RedisModuleKey *key = RM_OpenKey(ctx, name, mode);
+    *filter = NULL;
+    int type = RM_KeyType(key);
+    if (type == RM_KEYTYPE_EMPTY)
+        return key;
+    if (type != RM_KEYTYPE_MODULE || RM_ModuleTypeGetType(key) != bloom_type) {
+        RM_CloseKey(key);
+        RM_ReplyWithError(ctx, RM_WRONGTYPE);
+        return NULL;
+    }
+    *filter = RM_ModuleTypeGetValue(key);
+    return key;
+}
+
+/* Adds one item, or replies the error that stops the command (full
+ * NONSCALING filter, memory limit) and returns a negative value. */
+static int add_item(RedisModuleCtx *ctx, sk_bloom *f, RedisModuleString *item)
+{
+    size_t len;
+    const char *data = RM_StringPtrLen(item, &len);
+    sk_bloom_info info;
+    sk_bloom_get_info(f, &info);
+    if (info.count >= info.capacity && !sk_bloom_contains(f, data, len)) {
+        if (info.expansion == 0) {
+            RM_ReplyWithError(ctx, "ERR non scaling filter is full");
+            return -1;
+        }
+        uint64_t next = sk_bloom_next_layer_bytes(f);
+        if (next == 0 || info.memory + next > module_config.max_key_memory) {
+            reply_too_large(ctx, info.memory + next);
+            return -1;
+        }
+    }
+    int rc = sk_bloom_add(f, data, len);
+    if (rc < 0)
+        reply_status(ctx, rc);
+    return rc;
+}
+
+/* ---- commands ----------------------------------------------------------- */
+
+static int parse_rate_and_capacity(RedisModuleCtx *ctx, RedisModuleString *rate_arg,
+                                   RedisModuleString *capacity_arg, struct bloom_params *p)
+{
+    if (RM_StringToDouble(rate_arg, &p->error_rate) != RM_OK ||
+        !(p->error_rate > 0 && p->error_rate < 1)) {
+        RM_ReplyWithError(ctx, "ERR bad error rate");
+        return RM_ERR;
+    }
+    if (p->error_rate < SK_BLOOM_MIN_FP_RATE) {
+        RM_ReplyWithError(ctx, "ERR bad error rate: below 1e-15");
+        return RM_ERR;
+    }
+    if (RM_StringToLongLong(capacity_arg, &p->capacity) != RM_OK || p->capacity <= 0) {
+        RM_ReplyWithError(ctx, "ERR bad capacity");
+        return RM_ERR;
+    }
+    return RM_OK;
+}
+
+static int parse_expansion(RedisModuleCtx *ctx, RedisModuleString *arg, struct bloom_params *p)
+{
+    if (RM_StringToLongLong(arg, &p->expansion) != RM_OK || p->expansion < 1 ||
+        p->expansion > 1024) {
+        RM_ReplyWithError(ctx, "ERR bad expansion");
+        return RM_ERR;
+    }
+    return RM_OK;
+}
+
+/* BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING] */
+static int cmd_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc < 4)
+        return RM_WrongArity(ctx);
+    struct bloom_params p = {DEFAULT_ERROR_RATE, DEFAULT_CAPACITY, DEFAULT_EXPANSION, 0};
+    if (parse_rate_and_capacity(ctx, argv[2], argv[3], &p) != RM_OK)
+        return RM_OK;
+    int expansion_given = 0;
+    for (int i = 4; i < argc; i++) {
+        if (arg_is(argv[i], "NONSCALING")) {
+            p.nonscaling = 1;
+        } else if (arg_is(argv[i], "EXPANSION")) {
+            if (++i == argc)
+                return RM_ReplyWithError(ctx, "ERR no expansion");
+            if (parse_expansion(ctx, argv[i], &p) != RM_OK)
+                return RM_OK;
+            expansion_given = 1;
+        } else {
+            return RM_ReplyWithError(ctx, "ERR unknown argument");
+        }
+    }
+    if (p.nonscaling && expansion_given)
+        return RM_ReplyWithError(ctx, "ERR nonscaling filters cannot expand");
+    sk_bloom *f;
+    RedisModuleKey *key = open_filter(ctx, argv[1], RM_READ | RM_WRITE, &f);
+    if (key == NULL)
+        return RM_OK;
+    if (RM_KeyType(key) != RM_KEYTYPE_EMPTY) {
+        RM_CloseKey(key);
+        return RM_ReplyWithError(ctx, "ERR item exists");
+    }
+    f = create_filter(ctx, &p);
+    if (f != NULL) {
+        RM_ModuleTypeSetValue(key, bloom_type, f);
+        RM_ReplicateVerbatim(ctx);
+        RM_ReplyWithSimpleString(ctx, "OK");
+    }
+    RM_CloseKey(key);
+    return RM_OK;
+}
+
+/* Adds the items and replies an integer (single) or an array of them;
+ * returns whether any item was new. */
+static int add_items(RedisModuleCtx *ctx, sk_bloom *f, RedisModuleString **items, int count,
+                     int single)
+{
+    int changed = 0;
+    if (!single)
+        RM_ReplyWithArray(ctx, count);
+    for (int i = 0; i < count; i++) {
+        int rc = add_item(ctx, f, items[i]);
+        if (rc < 0) {
+            /* The error took this item's place in the array; the items not
+             * tried get the same answer. */
+            for (int j = i + 1; !single && j < count; j++)
+                RM_ReplyWithError(ctx, "ERR not added: an earlier item failed");
+            break;
+        }
+        changed |= rc;
+        RM_ReplyWithLongLong(ctx, rc);
+    }
+    return changed;
+}
+
+/* Opens key for writing, creating a filter with p if it is empty. */
+static RedisModuleKey *open_or_create(RedisModuleCtx *ctx, RedisModuleString *name,
+                                      const struct bloom_params *p, int nocreate,
+                                      sk_bloom **f, int *created)
+{
+    RedisModuleKey *key = open_filter(ctx, name, RM_READ | RM_WRITE, f);
+    *created = 0;
+    if (key == NULL || *f != NULL)
+        return key;
+    if (nocreate) {
+        RM_CloseKey(key);
+        RM_ReplyWithError(ctx, "ERR not found");
+        return NULL;
+    }
+    *f = create_filter(ctx, p);
+    if (*f == NULL) {
+        RM_CloseKey(key);
+        return NULL;
+    }
+    RM_ModuleTypeSetValue(key, bloom_type, *f);
+    *created = 1;
+    return key;
+}
+
+/* BF.ADD key item; BF.MADD key item [item ...] */
+static int add_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, int single)
+{
+    if (single ? argc != 3 : argc < 3)
+        return RM_WrongArity(ctx);
+    struct bloom_params p = {DEFAULT_ERROR_RATE, DEFAULT_CAPACITY, DEFAULT_EXPANSION, 0};
+    sk_bloom *f;
+    int created;
+    RedisModuleKey *key = open_or_create(ctx, argv[1], &p, 0, &f, &created);
+    if (key == NULL)
+        return RM_OK;
+    int changed = add_items(ctx, f, argv + 2, argc - 2, single);
+    if (changed || created)
+        RM_ReplicateVerbatim(ctx);
+    RM_CloseKey(key);
+    return RM_OK;
+}
+
+static int cmd_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return add_command(ctx, argv, argc, 1);
+}
+
+static int cmd_madd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return add_command(ctx, argv, argc, 0);
+}
+
+/* BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION n] [NOCREATE] [NONSCALING]
+ *           ITEMS item [item ...] */
+static int cmd_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc < 4)
+        return RM_WrongArity(ctx);
+    struct bloom_params p = {DEFAULT_ERROR_RATE, DEFAULT_CAPACITY, DEFAULT_EXPANSION, 0};
+    int nocreate = 0, items = -1;
+    for (int i = 2; i < argc && items < 0; i++) {
+        if (arg_is(argv[i], "ITEMS")) {
+            items = i + 1;
+        } else if (arg_is(argv[i], "NOCREATE")) {
+            nocreate = 1;
+        } else if (arg_is(argv[i], "NONSCALING")) {
+            p.nonscaling = 1;
+        } else if (i + 1 < argc && arg_is(argv[i], "CAPACITY")) {
+            if (RM_StringToLongLong(argv[++i], &p.capacity) != RM_OK || p.capacity <= 0)
+                return RM_ReplyWithError(ctx, "ERR bad capacity");
+        } else if (i + 1 < argc && arg_is(argv[i], "ERROR")) {
+            if (RM_StringToDouble(argv[++i], &p.error_rate) != RM_OK ||
+                !(p.error_rate >= SK_BLOOM_MIN_FP_RATE && p.error_rate < 1))
+                return RM_ReplyWithError(ctx, "ERR bad error rate");
+        } else if (i + 1 < argc && arg_is(argv[i], "EXPANSION")) {
+            if (parse_expansion(ctx, argv[++i], &p) != RM_OK)
+                return RM_OK;
+        } else {
+            return RM_ReplyWithError(ctx, "ERR unknown argument");
+        }
+    }
+    if (items < 0 || items >= argc)
+        return RM_WrongArity(ctx);
+    sk_bloom *f;
+    int created;
+    RedisModuleKey *key = open_or_create(ctx, argv[1], &p, nocreate, &f, &created);
+    if (key == NULL)
+        return RM_OK;
+    int changed = add_items(ctx, f, argv + items, argc - items, 0);
+    if (changed || created)
+        RM_ReplicateVerbatim(ctx);
+    RM_CloseKey(key);
+    return RM_OK;
+}
+
+/* BF.EXISTS key item; BF.MEXISTS key item [item ...] */
+static int exists_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, int single)
+{
+    if (single ? argc != 3 : argc < 3)
+        return RM_WrongArity(ctx);
+    sk_bloom *f;
+    RedisModuleKey *key = open_filter(ctx, argv[1], RM_READ, &f);
+    if (key == NULL)
+        return RM_OK;
+    if (!single)
+        RM_ReplyWithArray(ctx, argc - 2);
+    for (int i = 2; i < argc; i++) {
+        size_t len;
+        const char *data = RM_StringPtrLen(argv[i], &len);
+        RM_ReplyWithLongLong(ctx, f != NULL && sk_bloom_contains(f, data, len));
+    }
+    RM_CloseKey(key);
+    return RM_OK;
+}
+
+static int cmd_exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return exists_command(ctx, argv, argc, 1);
+}
+
+static int cmd_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return exists_command(ctx, argv, argc, 0);
+}
+
+/* BF.CARD key */
+static int cmd_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 2)
+        return RM_WrongArity(ctx);
+    sk_bloom *f;
+    RedisModuleKey *key = open_filter(ctx, argv[1], RM_READ, &f);
+    if (key == NULL)
+        return RM_OK;
+    sk_bloom_info info = {0};
+    if (f != NULL)
+        sk_bloom_get_info(f, &info);
+    RM_ReplyWithLongLong(ctx, (long long)info.count);
+    RM_CloseKey(key);
+    return RM_OK;
+}
+
+/* BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION] */
+static int cmd_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 2 && argc != 3)
+        return RM_WrongArity(ctx);
+    sk_bloom *f;
+    RedisModuleKey *key = open_filter(ctx, argv[1], RM_READ, &f);
+    if (key == NULL)
+        return RM_OK;
+    if (f == NULL) {
+        RM_CloseKey(key);
+        return RM_ReplyWithError(ctx, "ERR not found");
+    }
+    sk_bloom_info info;
+    sk_bloom_get_info(f, &info);
+    static const char *const names[5] = {"Capacity", "Size", "Number of filters",
+                                         "Number of items inserted", "Expansion rate"};
+    static const char *const keywords[5] = {"CAPACITY", "SIZE", "FILTERS", "ITEMS",
+                                            "EXPANSION"};
+    long long values[5] = {(long long)info.capacity,
+                           (long long)info.memory,
+                           (long long)info.layers, (long long)info.count,
+                           (long long)info.expansion};
+    int only = -1;
+    if (argc == 3) {
+        for (int i = 0; i < 5; i++)
+            if (arg_is(argv[2], keywords[i]))
+                only = i;
+        if (only < 0) {
+            RM_CloseKey(key);
+            return RM_ReplyWithError(ctx, "ERR Invalid information value");
+        }
+    }
+    RM_ReplyWithArray(ctx, only < 0 ? 10 : 1);
+    for (int i = 0; i < 5; i++) {
+        if (only >= 0 && i != only)
+            continue;
+        if (only < 0)
+            RM_ReplyWithSimpleString(ctx, names[i]);
+        if (i == 4 && info.expansion == 0)
+            RM_ReplyWithNull(ctx);
+        else
+            RM_ReplyWithLongLong(ctx, values[i]);
+    }
+    RM_CloseKey(key);
+    return RM_OK;
+}
+
+/* BF.SCANDUMP key iterator */
+static int cmd_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 3)
+        return RM_WrongArity(ctx);
+    long long iterator;
+    if (RM_StringToLongLong(argv[2], &iterator) != RM_OK || iterator < 0)
+        return RM_ReplyWithError(ctx, "ERR invalid iterator");
+    sk_bloom *f;
+    RedisModuleKey *key = open_filter(ctx, argv[1], RM_READ, &f);
+    if (key == NULL)
+        return RM_OK;
+    if (f == NULL) {
+        RM_CloseKey(key);
+        return RM_ReplyWithError(ctx, "ERR not found");
+    }
+    uint64_t size = sk_bloom_dump_size(f);
+    uint64_t start = iterator == 0 ? 0 : (uint64_t)iterator - 1;
+    uint64_t len = iterator == 0 ? sk_bloom_dump_header_size(f)
+                                 : (size > start ? size - start : 0);
+    if (len > SCANDUMP_PIECE)
+        len = SCANDUMP_PIECE;
+    RM_ReplyWithArray(ctx, 2);
+    if (len == 0) {
+        RM_ReplyWithLongLong(ctx, 0);
+        RM_ReplyWithStringBuffer(ctx, "", 0);
+    } else {
+        char *buf = malloc(len);
+        if (buf == NULL || sk_bloom_dump_read(f, start, buf, len) != SK_OK) {
+            free(buf);
+            RM_ReplyWithLongLong(ctx, 0);
+            RM_ReplyWithStringBuffer(ctx, "", 0);
+        } else {
+            RM_ReplyWithLongLong(ctx, (long long)(start + len + 1));
+            RM_ReplyWithStringBuffer(ctx, buf, len);
+            free(buf);
+        }
+    }
+    RM_CloseKey(key);
+    return RM_OK;
+}
+
+/* BF.LOADCHUNK key iterator data */
+static int cmd_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 4)
+        return RM_WrongArity(ctx);
+    long long iterator;
+    size_t len;
+    const char *data = RM_StringPtrLen(argv[3], &len);
+    if (RM_StringToLongLong(argv[2], &iterator) != RM_OK || iterator <= 0 ||
+        (uint64_t)iterator - 1 < len)
+        return RM_ReplyWithError(ctx, "ERR invalid iterator");
+    uint64_t start = (uint64_t)iterator - 1 - len;
+    sk_bloom *f;
+    RedisModuleKey *key = open_filter(ctx, argv[1], RM_READ | RM_WRITE, &f);
+    if (key == NULL)
+        return RM_OK;
+    int rc;
+    if (start == 0) {
+        /* The header: a new, empty filter of its shape replaces the key. */
+        sk_bloom *restored;
+        size_t header_len;
+        rc = sk_bloom_restore_begin(&restored, data, len, &header_len);
+        if (rc == SK_OK && header_len != len) {
+            sk_bloom_free(restored);
+            rc = SK_ECORRUPT;
+        }
+        if (rc == SK_OK) {
+            sk_bloom_info info;
+            sk_bloom_get_info(restored, &info);
+            if (info.memory > module_config.max_key_memory) {
+                sk_bloom_free(restored);
+                RM_CloseKey(key);
+                return reply_too_large(ctx, info.memory);
+            }
+            RM_ModuleTypeSetValue(key, bloom_type, restored);
+        }
+    } else if (f == NULL) {
+        RM_CloseKey(key);
+        return RM_ReplyWithError(ctx, "ERR not found");
+    } else {
+        rc = sk_bloom_restore_chunk(f, start, data, len);
+        if (rc == SK_OK && start + len == sk_bloom_dump_size(f) &&
+            sk_bloom_restore_finish(f) != SK_OK) {
+            RM_DeleteKey(key);
+            RM_CloseKey(key);
+            return RM_ReplyWithError(ctx, "ERR received bad data: checksum mismatch");
+        }
+    }
+    if (rc != SK_OK) {
+        RM_CloseKey(key);
+        return RM_ReplyWithError(ctx, "ERR received bad data");
+    }
+    RM_ReplicateVerbatim(ctx);
+    RM_CloseKey(key);
+    return RM_ReplyWithSimpleString(ctx, "OK");
+}
+
+/* ---- the data type ------------------------------------------------------- */
+
+static void bloom_rdb_save(RedisModuleIO *io, void *value)
+{
+    sk_bloom *f = value;
+    uint64_t size = sk_bloom_dump_size(f), header = sk_bloom_dump_header_size(f);
+    char *buf = malloc(header > DUMP_PIECE ? header : DUMP_PIECE);
+    if (buf == NULL) {
+        RM_LogIOError(io, "warning", "sketch: out of memory saving a Bloom filter");
+        return;
+    }
+    sk_bloom_dump_read(f, 0, buf, header);
+    RM_SaveStringBuffer(io, buf, header);
+    RM_SaveUnsigned(io, (size - header + DUMP_PIECE - 1) / DUMP_PIECE);
+    for (uint64_t at = header; at < size; at += DUMP_PIECE) {
+        size_t len = size - at < DUMP_PIECE ? (size_t)(size - at) : DUMP_PIECE;
+        sk_bloom_dump_read(f, at, buf, len);
+        RM_SaveStringBuffer(io, buf, len);
+    }
+    free(buf);
+}
+
+static void *bloom_rdb_load(RedisModuleIO *io, int encver)
+{
+    if (encver != 0)
+        return NULL;
+    size_t len;
+    char *header = RM_LoadStringBuffer(io, &len);
+    if (header == NULL || RM_IsIOError(io))
+        return NULL;
+    sk_bloom *f;
+    size_t header_len;
+    int rc = sk_bloom_restore_begin(&f, header, len, &header_len);
+    RM_Free(header);
+    if (rc != SK_OK || header_len != len) {
+        if (rc == SK_OK)
+            sk_bloom_free(f);
+        RM_LogIOError(io, "warning", "sketch: bad Bloom filter header");
+        return NULL;
+    }
+    uint64_t pieces = RM_LoadUnsigned(io), at = header_len;
+    for (uint64_t i = 0; i < pieces && !RM_IsIOError(io); i++) {
+        char *piece = RM_LoadStringBuffer(io, &len);
+        if (piece == NULL) {
+            rc = SK_ETRUNCATED;
+            break;
+        }
+        rc = sk_bloom_restore_chunk(f, at, piece, len);
+        RM_Free(piece);
+        if (rc != SK_OK)
+            break;
+        at += len;
+    }
+    if (rc == SK_OK && (RM_IsIOError(io) || at != sk_bloom_dump_size(f)))
+        rc = SK_ETRUNCATED;
+    if (rc == SK_OK)
+        rc = sk_bloom_restore_finish(f);
+    if (rc != SK_OK) {
+        RM_LogIOError(io, "warning", "sketch: bad Bloom filter data: %s", sk_strerror(rc));
+        sk_bloom_free(f);
+        return NULL;
+    }
+    return f;
+}
+
+static void bloom_aof_rewrite(RedisModuleIO *io, RedisModuleString *key, void *value)
+{
+    sk_bloom *f = value;
+    uint64_t size = sk_bloom_dump_size(f);
+    char *buf = malloc(SCANDUMP_PIECE);
+    if (buf == NULL) {
+        RM_LogIOError(io, "warning", "sketch: out of memory rewriting the AOF");
+        return;
+    }
+    uint64_t at = 0;
+    while (at < size) {
+        size_t len = at == 0 ? sk_bloom_dump_header_size(f)
+                             : (size - at < SCANDUMP_PIECE ? (size_t)(size - at) : SCANDUMP_PIECE);
+        sk_bloom_dump_read(f, at, buf, len);
+        at += len;
+        RM_EmitAOF(io, "BF.LOADCHUNK", "slb", key, (long long)(at + 1), buf, len);
+    }
+    free(buf);
+}
+
+static size_t bloom_mem_usage(const void *value)
+{
+    sk_bloom_info info;
+    sk_bloom_get_info(value, &info);
+    return info.memory + sizeof(info);
+}
+
+static void bloom_free(void *value)
+{
+    sk_bloom_free(value);
+}
+
+static void *bloom_copy(RedisModuleString *from, RedisModuleString *to, const void *value)
+{
+    (void)from;
+    (void)to;
+    const sk_bloom *f = value;
+    uint64_t size = sk_bloom_dump_size(f);
+    size_t header = sk_bloom_dump_header_size(f), header_len;
+    char *buf = malloc(header);
+    sk_bloom *copy = NULL;
+    if (buf == NULL || sk_bloom_dump_read(f, 0, buf, header) != SK_OK ||
+        sk_bloom_restore_begin(&copy, buf, header, &header_len) != SK_OK) {
+        free(buf);
+        return NULL;
+    }
+    free(buf);
+    buf = malloc(DUMP_PIECE);
+    for (uint64_t at = header; buf != NULL && at < size; at += DUMP_PIECE) {
+        size_t len = size - at < DUMP_PIECE ? (size_t)(size - at) : DUMP_PIECE;
+        sk_bloom_dump_read(f, at, buf, len);
+        sk_bloom_restore_chunk(copy, at, buf, len);
+    }
+    if (buf == NULL) {
+        sk_bloom_free(copy);
+        return NULL;
+    }
+    free(buf);
+    return copy;
+}
+
+int bloom_register(RedisModuleCtx *ctx)
+{
+    static RedisModuleTypeMethods methods = {
+        .version = RM_TYPE_METHOD_VERSION,
+        .rdb_load = bloom_rdb_load,
+        .rdb_save = bloom_rdb_save,
+        .aof_rewrite = bloom_aof_rewrite,
+        .mem_usage = bloom_mem_usage,
+        .free = bloom_free,
+        .copy = bloom_copy,
+    };
+    bloom_type = RM_CreateDataType(ctx, "sketch-bf", 0, &methods);
+    if (bloom_type == NULL)
+        return RM_ERR;
+    static const struct {
+        const char *name;
+        RedisModuleCmdFunc fn;
+        const char *flags;
+    } commands[] = {
+        {"BF.RESERVE", cmd_reserve, "write deny-oom"},
+        {"BF.ADD", cmd_add, "write deny-oom"},
+        {"BF.MADD", cmd_madd, "write deny-oom"},
+        {"BF.INSERT", cmd_insert, "write deny-oom"},
+        {"BF.EXISTS", cmd_exists, "readonly fast"},
+        {"BF.MEXISTS", cmd_mexists, "readonly fast"},
+        {"BF.CARD", cmd_card, "readonly fast"},
+        {"BF.INFO", cmd_info, "readonly fast"},
+        {"BF.SCANDUMP", cmd_scandump, "readonly"},
+        {"BF.LOADCHUNK", cmd_loadchunk, "write deny-oom"},
+    };
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (RM_CreateCommand(ctx, commands[i].name, commands[i].fn, commands[i].flags, 1, 1,
+                             1) != RM_OK)
+            return RM_ERR;
+    return RM_OK;
+}

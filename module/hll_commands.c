@@ -1,0 +1,435 @@
+/*
+ * hll_commands.c: the HLL.* commands: what PF* lacks, in its spirit.
+ *
+ *   HLL.RESERVE key precision         an empty sketch of precision 4..18
+ *   HLL.ADD key [element ...]         like PFADD: 1 if a register changed or
+ *                                     the key was created (precision 14)
+ *   HLL.COUNT key [key ...]           the count of the union, like PFCOUNT
+ *   HLL.ESTIMATE key [key ...]        [count, relative standard error, then
+ *                                     lower and upper bounds at 1, 2, 3 sd]
+ *   HLL.MERGE dest src [src ...]      dest becomes the union, dest included
+ *   HLL.INFO key                      precision, registers, encoding, count,
+ *                                     standard error, serialized bytes
+ *   HLL.EXPORT key                    the sketch as a Redis HyperLogLog
+ *                                     string, to SET into a native key
+ *   HLL.IMPORT key value              the key becomes the sketch in value: a
+ *                                     Redis HyperLogLog string (what GET of a
+ *                                     PF key returns) or sketch's own format
+ *
+ * Every command that reads sketches also reads native PF keys (strings
+ * holding a Redis HyperLogLog), so a union can mix both. Sketches of
+ * different precision are combined at the smallest. A union is the
+ * register-wise maximum of byte-per-register arrays and one histogram pass,
+ * a few microseconds per key, where PFCOUNT of several keys decodes and
+ * re-packs 6-bit registers key by key.
+ *
+ * The value saved in RDB and written by the AOF rewrite (as HLL.IMPORT) is
+ * the sketch in sketch's own format (docs/hll-format.md).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "module.h"
+
+RedisModuleType *hll_type;
+
+/* Reads key as a sketch: *out is a sketch owned by the key (our type), a
+ * new sketch decoded from a native PF string (*owned = 1: free it), or NULL
+ * for an empty key. Replies an error and returns RM_ERR otherwise. */
+static int read_sketch(RedisModuleCtx *ctx, RedisModuleString *name, sk_hll **out,
+                       int *owned)
+{
+    RedisModuleKey *key = RM_OpenKey(ctx, name, RM_READ);
+    *out = NULL;
+    *owned = 0;
+    int type = RM_KeyType(key), rc = RM_OK;
+    if (type == RM_KEYTYPE_MODULE && RM_ModuleTypeGetType(key) == hll_type) {
+        *out = RM_ModuleTypeGetValue(key);
+    } else if (type == RM_KEYTYPE_STRING) {
+        size_t len;
+        const char *bytes = RM_StringDMA(key, &len, RM_READ);
+        sk_hll_format format;
+        int status = sk_hll_deserialize(out, bytes, len, &format);
+        if (status != SK_OK || format != SK_HLL_REDIS) {
+            sk_hll_free(*out);
+            *out = NULL;
+            RM_ReplyWithError(ctx, "WRONGTYPE Key is not a valid HyperLogLog string value.");
+            rc = RM_ERR;
+        } else {
+            *owned = 1;
+        }
+    } else if (type != RM_KEYTYPE_EMPTY) {
+        RM_ReplyWithError(ctx, RM_WRONGTYPE);
+        rc = RM_ERR;
+    }
+    RM_CloseKey(key);
+    return rc;
+}
+
+/* The union of the sketches in keys[0..count), as a new sketch (an empty
+ * one of precision 14 if every key is empty), or NULL after replying an
+ * error. */
+static sk_hll *read_union(RedisModuleCtx *ctx, RedisModuleString **keys, int count)
+{
+    sk_hll *result = NULL;
+    for (int i = 0; i < count; i++) {
+        sk_hll *h;
+        int owned;
+        if (read_sketch(ctx, keys[i], &h, &owned) != RM_OK) {
+            sk_hll_free(result);
+            return NULL;
+        }
+        if (h == NULL)
+            continue;
+        int status = result == NULL ? sk_hll_copy(&result, h) : sk_hll_merge(result, h);
+        if (owned)
+            sk_hll_free(h);
+        if (status != SK_OK) {
+            sk_hll_free(result);
+            reply_status(ctx, status);
+            return NULL;
+        }
+    }
+    if (result == NULL && sk_hll_new(&result, SK_HLL_DEFAULT_PRECISION) != SK_OK) {
+        reply_status(ctx, SK_ENOMEM);
+        return NULL;
+    }
+    return result;
+}
+
+/* Opens key for writing: *h is its sketch, or NULL if it is empty. */
+static RedisModuleKey *open_for_write(RedisModuleCtx *ctx, RedisModuleString *name, sk_hll **h)
+{
+    RedisModuleKey *key = RM_OpenKey(ctx, name, RM_READ | RM_WRITE);
+    *h = NULL;
+    int type = RM_KeyType(key);
+    if (type == RM_KEYTYPE_EMPTY)
+        return key;
+    if (type != RM_KEYTYPE_MODULE || RM_ModuleTypeGetType(key) != hll_type) {
+        RM_CloseKey(key);
+        RM_ReplyWithError(ctx, RM_WRONGTYPE);
+        return NULL;
+    }
+    *h = RM_ModuleTypeGetValue(key);
+    return key;
+}
+
+/* HLL.RESERVE key precision */
+static int cmd_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 3)
+        return RM_WrongArity(ctx);
+    long long precision;
+    if (RM_StringToLongLong(argv[2], &precision) != RM_OK ||
+        precision < SK_HLL_MIN_PRECISION || precision > SK_HLL_MAX_PRECISION)
+        return RM_ReplyWithError(ctx, "ERR bad precision: an integer from 4 to 18");
+    RedisModuleKey *key = RM_OpenKey(ctx, argv[1], RM_READ | RM_WRITE);
+    if (RM_KeyType(key) != RM_KEYTYPE_EMPTY) {
+        RM_CloseKey(key);
+        return RM_ReplyWithError(ctx, "ERR item exists");
+    }
+    sk_hll *h;
+    int status = sk_hll_new(&h, (unsigned)precision);
+    if (status != SK_OK) {
+        RM_CloseKey(key);
+        return reply_status(ctx, status);
+    }
+    RM_ModuleTypeSetValue(key, hll_type, h);
+    RM_CloseKey(key);
+    RM_ReplicateVerbatim(ctx);
+    return RM_ReplyWithSimpleString(ctx, "OK");
+}
+
+/* HLL.ADD key [element ...] */
+static int cmd_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc < 2)
+        return RM_WrongArity(ctx);
+    sk_hll *h;
+    RedisModuleKey *key = open_for_write(ctx, argv[1], &h);
+    if (key == NULL)
+        return RM_OK;
+    int changed = 0;
+    if (h == NULL) {
+        if (sk_hll_new(&h, SK_HLL_DEFAULT_PRECISION) != SK_OK) {
+            RM_CloseKey(key);
+            return reply_status(ctx, SK_ENOMEM);
+        }
+        RM_ModuleTypeSetValue(key, hll_type, h);
+        changed = 1;
+    }
+    for (int i = 2; i < argc; i++) {
+        size_t len;
+        const char *data = RM_StringPtrLen(argv[i], &len);
+        int rc = sk_hll_add(h, data, len);
+        if (rc < 0) {
+            RM_CloseKey(key);
+            return reply_status(ctx, rc);
+        }
+        changed |= rc;
+    }
+    RM_CloseKey(key);
+    if (changed)
+        RM_ReplicateVerbatim(ctx);
+    return RM_ReplyWithLongLong(ctx, changed);
+}
+
+/* HLL.COUNT key [key ...] */
+static int cmd_count(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc < 2)
+        return RM_WrongArity(ctx);
+    if (argc == 2) { /* one key: no copy needed */
+        sk_hll *h;
+        int owned;
+        if (read_sketch(ctx, argv[1], &h, &owned) != RM_OK)
+            return RM_OK;
+        long long count = h != NULL ? (long long)sk_hll_count(h) : 0;
+        if (owned)
+            sk_hll_free(h);
+        return RM_ReplyWithLongLong(ctx, count);
+    }
+    sk_hll *u = read_union(ctx, argv + 1, argc - 1);
+    if (u == NULL)
+        return RM_OK;
+    long long count = (long long)sk_hll_count(u);
+    sk_hll_free(u);
+    return RM_ReplyWithLongLong(ctx, count);
+}
+
+/* HLL.ESTIMATE key [key ...] */
+static int cmd_estimate(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc < 2)
+        return RM_WrongArity(ctx);
+    sk_hll *u = read_union(ctx, argv + 1, argc - 1);
+    if (u == NULL)
+        return RM_OK;
+    sk_hll_estimate e;
+    sk_hll_estimate_with_bounds(u, &e);
+    sk_hll_free(u);
+    RM_ReplyWithArray(ctx, 8);
+    RM_ReplyWithLongLong(ctx, (long long)e.count);
+    RM_ReplyWithDouble(ctx, e.relative_error);
+    for (int k = 0; k < 3; k++) {
+        RM_ReplyWithLongLong(ctx, (long long)floor(e.lower[k]));
+        RM_ReplyWithLongLong(ctx, (long long)ceil(e.upper[k]));
+    }
+    return RM_OK;
+}
+
+/* HLL.MERGE dest src [src ...] */
+static int cmd_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc < 3)
+        return RM_WrongArity(ctx);
+    sk_hll *u = read_union(ctx, argv + 1, argc - 1); /* dest is part of the union */
+    if (u == NULL)
+        return RM_OK;
+    RedisModuleKey *key = RM_OpenKey(ctx, argv[1], RM_READ | RM_WRITE);
+    RM_ModuleTypeSetValue(key, hll_type, u);
+    RM_CloseKey(key);
+    RM_ReplicateVerbatim(ctx);
+    return RM_ReplyWithSimpleString(ctx, "OK");
+}
+
+/* HLL.INFO key */
+static int cmd_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 2)
+        return RM_WrongArity(ctx);
+    sk_hll *h;
+    int owned;
+    if (read_sketch(ctx, argv[1], &h, &owned) != RM_OK)
+        return RM_OK;
+    if (h == NULL)
+        return RM_ReplyWithError(ctx, "ERR not found");
+    sk_hll_estimate e;
+    sk_hll_estimate_with_bounds(h, &e);
+    RM_ReplyWithArray(ctx, 12);
+    RM_ReplyWithSimpleString(ctx, "Precision");
+    RM_ReplyWithLongLong(ctx, sk_hll_precision(h));
+    RM_ReplyWithSimpleString(ctx, "Registers");
+    RM_ReplyWithLongLong(ctx, 1LL << sk_hll_precision(h));
+    RM_ReplyWithSimpleString(ctx, "Encoding");
+    RM_ReplyWithSimpleString(ctx, sk_hll_is_sparse(h) ? "sparse" : "dense");
+    RM_ReplyWithSimpleString(ctx, "Count");
+    RM_ReplyWithLongLong(ctx, (long long)e.count);
+    RM_ReplyWithSimpleString(ctx, "Standard error");
+    RM_ReplyWithDouble(ctx, e.relative_error);
+    RM_ReplyWithSimpleString(ctx, "Memory");
+    RM_ReplyWithLongLong(ctx, (long long)sk_hll_memory(h));
+    if (owned)
+        sk_hll_free(h);
+    return RM_OK;
+}
+
+/* Serializes h in format into a new buffer, or replies an error. */
+static char *serialize(RedisModuleCtx *ctx, const sk_hll *h, sk_hll_format format,
+                       size_t *len)
+{
+    size_t cap = sk_hll_serialized_size(h, format);
+    if (cap == 0) {
+        RM_ReplyWithError(ctx, "ERR a Redis HyperLogLog needs precision 14 or more");
+        return NULL;
+    }
+    char *buf = malloc(cap);
+    int status = buf == NULL ? SK_ENOMEM : sk_hll_serialize(h, format, buf, cap, len);
+    if (status != SK_OK) {
+        free(buf);
+        reply_status(ctx, status);
+        return NULL;
+    }
+    return buf;
+}
+
+/* HLL.EXPORT key */
+static int cmd_export(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 2)
+        return RM_WrongArity(ctx);
+    sk_hll *h;
+    int owned;
+    if (read_sketch(ctx, argv[1], &h, &owned) != RM_OK)
+        return RM_OK;
+    if (h == NULL)
+        return RM_ReplyWithNull(ctx);
+    size_t len;
+    char *buf = serialize(ctx, h, SK_HLL_REDIS, &len);
+    if (owned)
+        sk_hll_free(h);
+    if (buf == NULL)
+        return RM_OK;
+    RM_ReplyWithStringBuffer(ctx, buf, len);
+    free(buf);
+    return RM_OK;
+}
+
+/* HLL.IMPORT key value */
+static int cmd_import(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 3)
+        return RM_WrongArity(ctx);
+    size_t len;
+    const char *bytes = RM_StringPtrLen(argv[2], &len);
+    sk_hll *h;
+    int status = sk_hll_deserialize(&h, bytes, len, NULL);
+    if (status != SK_OK) {
+        char message[128];
+        snprintf(message, sizeof message, "ERR not a HyperLogLog: %s", sk_strerror(status));
+        return RM_ReplyWithError(ctx, message);
+    }
+    RedisModuleKey *key = RM_OpenKey(ctx, argv[1], RM_READ | RM_WRITE);
+    RM_ModuleTypeSetValue(key, hll_type, h);
+    RM_CloseKey(key);
+    RM_ReplicateVerbatim(ctx);
+    return RM_ReplyWithSimpleString(ctx, "OK");
+}
+
+/* ---- the data type -------------------------------------------------------- */
+
+static void hll_rdb_save(RedisModuleIO *io, void *value)
+{
+    size_t len;
+    const sk_hll *h = value;
+    size_t cap = sk_hll_serialized_size(h, SK_HLL_NATIVE);
+    char *buf = malloc(cap);
+    if (buf == NULL || sk_hll_serialize(h, SK_HLL_NATIVE, buf, cap, &len) != SK_OK) {
+        free(buf);
+        RM_LogIOError(io, "warning", "sketch: out of memory saving a HyperLogLog");
+        return;
+    }
+    RM_SaveStringBuffer(io, buf, len);
+    free(buf);
+}
+
+static void *hll_rdb_load(RedisModuleIO *io, int encver)
+{
+    if (encver != 0)
+        return NULL;
+    size_t len;
+    char *buf = RM_LoadStringBuffer(io, &len);
+    if (buf == NULL || RM_IsIOError(io))
+        return NULL;
+    sk_hll *h;
+    sk_hll_format format;
+    int status = sk_hll_deserialize(&h, buf, len, &format);
+    RM_Free(buf);
+    if (status != SK_OK || format != SK_HLL_NATIVE) {
+        if (status == SK_OK)
+            sk_hll_free(h);
+        RM_LogIOError(io, "warning", "sketch: bad HyperLogLog data");
+        return NULL;
+    }
+    return h;
+}
+
+static void hll_aof_rewrite(RedisModuleIO *io, RedisModuleString *key, void *value)
+{
+    const sk_hll *h = value;
+    size_t cap = sk_hll_serialized_size(h, SK_HLL_NATIVE), len;
+    char *buf = malloc(cap);
+    if (buf == NULL || sk_hll_serialize(h, SK_HLL_NATIVE, buf, cap, &len) != SK_OK) {
+        free(buf);
+        RM_LogIOError(io, "warning", "sketch: out of memory rewriting the AOF");
+        return;
+    }
+    RM_EmitAOF(io, "HLL.IMPORT", "sb", key, buf, len);
+    free(buf);
+}
+
+static size_t hll_mem_usage(const void *value)
+{
+    return sk_hll_memory(value);
+}
+
+static void hll_free(void *value)
+{
+    sk_hll_free(value);
+}
+
+static void *hll_copy(RedisModuleString *from, RedisModuleString *to, const void *value)
+{
+    (void)from;
+    (void)to;
+    sk_hll *copy;
+    return sk_hll_copy(&copy, value) == SK_OK ? copy : NULL;
+}
+
+int hll_register(RedisModuleCtx *ctx)
+{
+    static RedisModuleTypeMethods methods = {
+        .version = RM_TYPE_METHOD_VERSION,
+        .rdb_load = hll_rdb_load,
+        .rdb_save = hll_rdb_save,
+        .aof_rewrite = hll_aof_rewrite,
+        .mem_usage = hll_mem_usage,
+        .free = hll_free,
+        .copy = hll_copy,
+    };
+    hll_type = RM_CreateDataType(ctx, "sketch-hl", 0, &methods);
+    if (hll_type == NULL)
+        return RM_ERR;
+    static const struct {
+        const char *name;
+        RedisModuleCmdFunc fn;
+        const char *flags;
+        int lastkey;
+    } commands[] = {
+        {"HLL.RESERVE", cmd_reserve, "write deny-oom", 1},
+        {"HLL.ADD", cmd_add, "write deny-oom fast", 1},
+        {"HLL.COUNT", cmd_count, "readonly", -1},
+        {"HLL.ESTIMATE", cmd_estimate, "readonly", -1},
+        {"HLL.MERGE", cmd_merge, "write deny-oom", -1},
+        {"HLL.INFO", cmd_info, "readonly", 1},
+        {"HLL.EXPORT", cmd_export, "readonly", 1},
+        {"HLL.IMPORT", cmd_import, "write deny-oom", 1},
+    };
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (RM_CreateCommand(ctx, commands[i].name, commands[i].fn, commands[i].flags, 1,
+                             commands[i].lastkey, 1) != RM_OK)
+            return RM_ERR;
+    return RM_OK;
+}
