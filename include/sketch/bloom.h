@@ -103,7 +103,9 @@ SK_API void sk_bloom_contains_batch(const sk_bloom *f, const void *const *items,
 
 /* dst becomes the union (or intersection) of dst and src, which must have
  * the same layout, sizes and hash counts (SK_EINCOMPAT otherwise). The item
- * count becomes the estimate from the fill. */
+ * count becomes the estimate from the fill. Scalable filters have a union
+ * but no intersection: the same item sits in different layers of two
+ * filters, wherever the order of insertion put it. */
 SK_API int sk_bloom_union(sk_bloom *dst, const sk_bloom *src);
 SK_API int sk_bloom_intersect(sk_bloom *dst, const sk_bloom *src);
 
