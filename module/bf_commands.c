@@ -85,23 +85,25 @@ static sk_bloom *create_filter(RedisModuleCtx *ctx, const struct bloom_params *p
     return f;
 }
 
-/* Opens key for the command: *filter is its filter, or NULL if the key is
- * empty. Replies WRONGTYPE and returns NULL for a key of another type. */
-static RedisModuleKey *open_filter(RedisModuleCtx *ctx, RedisModuleString *name, int mode,
-                                   sk_bloom **filter)
+/* Opens key for the command: RM_OK with *filter its filter, or NULL if the
+ * key is empty (then *key may be NULL: Redis 7.0 gives no handle for a
+ * missing key opened to read, and CloseKey and KeyType accept NULL).
+ * Replies WRONGTYPE and returns RM_ERR for a key of another type. */
+static int open_filter(RedisModuleCtx *ctx, RedisModuleString *name, int mode,
+                       RedisModuleKey **key, sk_bloom **filter)
 {
-    RedisModuleKey *key = RM_OpenKey(ctx, name, mode);
+    *key = RM_OpenKey(ctx, name, mode);
     *filter = NULL;
-    int type = RM_KeyType(key);
+    int type = RM_KeyType(*key);
     if (type == RM_KEYTYPE_EMPTY)
-        return key;
-    if (type != RM_KEYTYPE_MODULE || RM_ModuleTypeGetType(key) != bloom_type) {
-        RM_CloseKey(key);
+        return RM_OK;
+    if (type != RM_KEYTYPE_MODULE || RM_ModuleTypeGetType(*key) != bloom_type) {
+        RM_CloseKey(*key);
         RM_ReplyWithError(ctx, RM_WRONGTYPE);
-        return NULL;
+        return RM_ERR;
     }
-    *filter = RM_ModuleTypeGetValue(key);
-    return key;
+    *filter = RM_ModuleTypeGetValue(*key);
+    return RM_OK;
 }
 
 /* Adds one item, or replies the error that stops the command (full
@@ -185,8 +187,8 @@ static int cmd_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (p.nonscaling && expansion_given)
         return RM_ReplyWithError(ctx, "ERR nonscaling filters cannot expand");
     sk_bloom *f;
-    RedisModuleKey *key = open_filter(ctx, argv[1], RM_READ | RM_WRITE, &f);
-    if (key == NULL)
+    RedisModuleKey *key;
+    if (open_filter(ctx, argv[1], RM_READ | RM_WRITE, &key, &f) != RM_OK)
         return RM_OK;
     if (RM_KeyType(key) != RM_KEYTYPE_EMPTY) {
         RM_CloseKey(key);
@@ -230,9 +232,11 @@ static RedisModuleKey *open_or_create(RedisModuleCtx *ctx, RedisModuleString *na
                                       const struct bloom_params *p, int nocreate,
                                       sk_bloom **f, int *created)
 {
-    RedisModuleKey *key = open_filter(ctx, name, RM_READ | RM_WRITE, f);
+    RedisModuleKey *key;
     *created = 0;
-    if (key == NULL || *f != NULL)
+    if (open_filter(ctx, name, RM_READ | RM_WRITE, &key, f) != RM_OK)
+        return NULL;
+    if (*f != NULL)
         return key;
     if (nocreate) {
         RM_CloseKey(key);
@@ -326,8 +330,8 @@ static int exists_command(RedisModuleCtx *ctx, RedisModuleString **argv, int arg
     if (single ? argc != 3 : argc < 3)
         return RM_WrongArity(ctx);
     sk_bloom *f;
-    RedisModuleKey *key = open_filter(ctx, argv[1], RM_READ, &f);
-    if (key == NULL)
+    RedisModuleKey *key;
+    if (open_filter(ctx, argv[1], RM_READ, &key, &f) != RM_OK)
         return RM_OK;
     if (!single)
         RM_ReplyWithArray(ctx, argc - 2);
@@ -356,8 +360,8 @@ static int cmd_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (argc != 2)
         return RM_WrongArity(ctx);
     sk_bloom *f;
-    RedisModuleKey *key = open_filter(ctx, argv[1], RM_READ, &f);
-    if (key == NULL)
+    RedisModuleKey *key;
+    if (open_filter(ctx, argv[1], RM_READ, &key, &f) != RM_OK)
         return RM_OK;
     sk_bloom_info info = {0};
     if (f != NULL)
@@ -373,8 +377,8 @@ static int cmd_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (argc != 2 && argc != 3)
         return RM_WrongArity(ctx);
     sk_bloom *f;
-    RedisModuleKey *key = open_filter(ctx, argv[1], RM_READ, &f);
-    if (key == NULL)
+    RedisModuleKey *key;
+    if (open_filter(ctx, argv[1], RM_READ, &key, &f) != RM_OK)
         return RM_OK;
     if (f == NULL) {
         RM_CloseKey(key);
@@ -424,8 +428,8 @@ static int cmd_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (RM_StringToLongLong(argv[2], &iterator) != RM_OK || iterator < 0)
         return RM_ReplyWithError(ctx, "ERR invalid iterator");
     sk_bloom *f;
-    RedisModuleKey *key = open_filter(ctx, argv[1], RM_READ, &f);
-    if (key == NULL)
+    RedisModuleKey *key;
+    if (open_filter(ctx, argv[1], RM_READ, &key, &f) != RM_OK)
         return RM_OK;
     if (f == NULL) {
         RM_CloseKey(key);
@@ -470,8 +474,8 @@ static int cmd_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
         return RM_ReplyWithError(ctx, "ERR invalid iterator");
     uint64_t start = (uint64_t)iterator - 1 - len;
     sk_bloom *f;
-    RedisModuleKey *key = open_filter(ctx, argv[1], RM_READ | RM_WRITE, &f);
-    if (key == NULL)
+    RedisModuleKey *key;
+    if (open_filter(ctx, argv[1], RM_READ | RM_WRITE, &key, &f) != RM_OK)
         return RM_OK;
     int rc;
     if (start == 0) {

@@ -12,9 +12,10 @@
  *                                     standard error, serialized bytes
  *   HLL.EXPORT key                    the sketch as a Redis HyperLogLog
  *                                     string, to SET into a native key
- *   HLL.IMPORT key value              the key becomes the sketch in value: a
- *                                     Redis HyperLogLog string (what GET of a
- *                                     PF key returns) or sketch's own format
+ *   HLL.IMPORT key value              the key (empty, a sketch or a PF key)
+ *                                     becomes the sketch in value: a Redis
+ *                                     HyperLogLog string (what GET of a PF key
+ *                                     returns) or sketch's own format
  *
  * Every command that reads sketches also reads native PF keys (strings
  * holding a Redis HyperLogLog), so a union can mix both. Sketches of
@@ -321,6 +322,16 @@ static int cmd_import(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         snprintf(message, sizeof message, "ERR not a HyperLogLog: %s", sk_strerror(status));
         return RM_ReplyWithError(ctx, message);
     }
+    /* The key may be empty, a sketch, or a native PF key: no other value is
+     * replaced. */
+    sk_hll *existing;
+    int owned;
+    if (read_sketch(ctx, argv[1], &existing, &owned) != RM_OK) {
+        sk_hll_free(h);
+        return RM_OK;
+    }
+    if (owned)
+        sk_hll_free(existing);
     RedisModuleKey *key = RM_OpenKey(ctx, argv[1], RM_READ | RM_WRITE);
     RM_ModuleTypeSetValue(key, hll_type, h);
     RM_CloseKey(key);

@@ -13,6 +13,7 @@
  * AOF, copied by DUMP/RESTORE and MIGRATE, and replicated verbatim.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -53,8 +54,9 @@ static uint64_t parse_size(RedisModuleString *arg)
     memcpy(text, s, len);
     text[len] = '\0';
     char *end;
+    errno = 0;
     unsigned long long value = strtoull(text, &end, 10);
-    if (end == text || !isdigit((unsigned char)text[0]))
+    if (end == text || !isdigit((unsigned char)text[0]) || errno != 0)
         return 0;
     uint64_t unit = 1;
     if (strcasecmp(end, "kb") == 0)
@@ -78,6 +80,7 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (rm_bind(ctx) != RM_OK)
         return RM_ERR;
     RM_SetModuleAttribs(ctx, MODULE_NAME, MODULE_VERSION, 1);
+    RM_SetModuleOptions(ctx, RM_OPTIONS_HANDLE_IO_ERRORS);
     for (int i = 0; i < argc; i += 2) {
         if (!arg_is(argv[i], "MAX-KEY-MEMORY") || i + 1 == argc) {
             RM_Log(ctx, "warning", "sketch: unknown or incomplete module argument");

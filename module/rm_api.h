@@ -29,6 +29,9 @@
 #define RM_KEYTYPE_MODULE 6
 #define RM_POSTPONED_ARRAY_LEN -1
 #define RM_TYPE_METHOD_VERSION 3
+/* SetModuleOptions: loads report errors through IsIOError instead of
+ * stopping the server, so a corrupt RESTORE payload is refused. */
+#define RM_OPTIONS_HANDLE_IO_ERRORS 1
 
 #define RM_WRONGTYPE "WRONGTYPE Operation against a key holding the wrong kind of value"
 
@@ -62,6 +65,7 @@ typedef struct RedisModuleTypeMethods {
 /* X(return type, name, parameters): every function the module binds. */
 #define RM_API_FUNCTIONS(X)                                                                 \
     X(void, SetModuleAttribs, (RedisModuleCtx * ctx, const char *name, int ver, int apiver)) \
+    X(void, SetModuleOptions, (RedisModuleCtx * ctx, int options))                         \
     X(int, CreateCommand,                                                                   \
       (RedisModuleCtx * ctx, const char *name, RedisModuleCmdFunc func, const char *flags,  \
        int firstkey, int lastkey, int keystep))                                             \

@@ -160,7 +160,7 @@ static double occupancy_fp_rate(unsigned bins, uint64_t draws, unsigned k)
 /* Small classic filters get the exact occupancy law (the textbook formula
  * is off by O(k/m): a 10-bit filter for one item at 1% has 6%), large ones
  * the textbook (1 - e^(-kn/m))^k, exact in the limit. */
-#define EXACT_CLASSIC_WORK 2000000
+#define EXACT_CLASSIC_WORK 100000
 
 static double classic_fp_rate(uint64_t bits, unsigned k, double n)
 {
@@ -375,7 +375,7 @@ static int valid_rate(double fp_rate)
 int sk_bloom_size_for(uint64_t capacity, double fp_rate, sk_bloom_layout *layout,
                       uint64_t *bits, unsigned *hashes)
 {
-    if (layout == NULL || bits == NULL || hashes == NULL || !valid_rate(fp_rate))
+    if (layout == NULL || bits == NULL || hashes == NULL)
         return SK_EINVAL;
     return resolve_layout(capacity, fp_rate, layout, bits, hashes);
 }

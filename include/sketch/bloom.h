@@ -62,7 +62,9 @@ typedef enum sk_bloom_layout {
 /* The smallest bit count m and the hash count k with which *layout meets
  * false-positive rate fp_rate at `capacity` items, by the exact rate of the
  * layout with integer k: for classic, about the textbook m = -n ln p /
- * (ln 2)^2 and k = (m/n) ln 2. SK_BLOOM_AUTO is replaced by the choice. */
+ * (ln 2)^2 and k = (m/n) ln 2. SK_BLOOM_AUTO is replaced by the choice.
+ * Any rate in (0, 0.5] is sized, also those below SK_BLOOM_MIN_FP_RATE that
+ * the later layers of a scalable filter get. */
 SK_API int sk_bloom_size_for(uint64_t capacity, double fp_rate, sk_bloom_layout *layout,
                              uint64_t *bits, unsigned *hashes);
 

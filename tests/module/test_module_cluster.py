@@ -1,0 +1,196 @@
+"""Redis Cluster: three masters on loopback, each loading the module, made
+into a cluster by `redis-cli --cluster create`. The module's key positions
+let the cluster route BF.* and HLL.* (MOVED, CROSSSLOT), and a slot holding
+BF and HLL keys moves to another node with MIGRATE (DUMP/RESTORE of the
+module's types) with identical answers afterwards."""
+import subprocess
+
+import pytest
+from redis.cluster import ClusterNode, RedisCluster
+from redis.exceptions import RedisClusterException, ResponseError
+
+
+def cluster_state(c):
+    info = c.execute_command("CLUSTER", "INFO")
+    if isinstance(info, dict):
+        return str(info.get("cluster_state"))
+    text = info.decode() if isinstance(info, bytes) else str(info)
+    for line in text.splitlines():
+        if line.startswith("cluster_state:"):
+            return line.split(":", 1)[1].strip()
+    return None
+
+
+@pytest.fixture(scope="module")
+def cluster(module_servers, tools):
+    nodes = []
+    for _ in range(3):
+        port = tools.free_port(with_bus=True)
+        nodes.append(module_servers.start(
+            port=port, cluster_bus=True,
+            options={"cluster-enabled": "yes",
+                     "cluster-config-file": "nodes-%d.conf" % port,
+                     "cluster-node-timeout": 5000}))
+    cmd = [tools.REDIS_CLI, "--cluster", "create"] + \
+        ["127.0.0.1:%d" % n.port for n in nodes] + ["--cluster-replicas", "0",
+                                                     "--cluster-yes"]
+    out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         stdin=subprocess.DEVNULL, timeout=120)
+    assert out.returncode == 0, out.stdout.decode(errors="replace")[-3000:]
+    direct = [n.client() for n in nodes]
+
+    def ok():
+        return all(cluster_state(c) == "ok" for c in direct)
+    tools.wait_for(ok, timeout=60, what="cluster_state:ok on every node")
+    rc = RedisCluster(startup_nodes=[ClusterNode("127.0.0.1", n.port) for n in nodes],
+                      decode_responses=False, socket_timeout=10)
+    try:
+        yield {"nodes": nodes, "direct": direct, "rc": rc}
+    finally:
+        rc.close()
+
+
+def node_ids(cluster):
+    return [c.execute_command("CLUSTER", "MYID") for c in cluster["direct"]]
+
+
+def owner_index(cluster, slot):
+    slots = cluster["direct"][0].execute_command("CLUSTER", "SLOTS")
+    for start, end, master, *_ in slots:
+        if start <= slot <= end:
+            port = master[1]
+            return [n.port for n in cluster["nodes"]].index(port)
+    raise AssertionError("slot %d has no owner" % slot)
+
+
+def test_keys_spread_over_slots(cluster, tools):
+    rc = cluster["rc"]
+    bf_keys = ["cl:bf:%d" % i for i in range(40)]
+    hll_keys = ["cl:hll:%d" % i for i in range(40)]
+    for i, k in enumerate(bf_keys):
+        # a few created with the defaults by BF.MADD, the rest reserved
+        # (creating a capacity-100 filter costs the server ~0.25 s: see
+        # test_module_bf.py::test_creating_a_small_filter_does_not_stall_the_server)
+        if i >= 4:
+            rc.execute_command("BF.RESERVE", k, "0.01", "1000")
+        assert set(rc.execute_command("BF.MADD", k, *tools.items(k, 50 + i))) <= {0, 1}
+    for i, k in enumerate(hll_keys):
+        rc.execute_command("HLL.ADD", k, *tools.items(k, 100 * (i + 1)))
+    # every node holds some of them
+    sizes = [c.dbsize() for c in cluster["direct"]]
+    assert all(s > 0 for s in sizes), sizes
+    for i, k in enumerate(bf_keys):
+        its = tools.items(k, 50 + i)
+        assert rc.execute_command("BF.MEXISTS", k, *its) == [1] * len(its)
+        assert rc.execute_command("BF.EXISTS", k, "absent-%d" % i) in (0, 1)
+        assert rc.execute_command("BF.CARD", k) <= len(its)
+        assert rc.execute_command("BF.INFO", k, "ITEMS") == [rc.execute_command("BF.CARD", k)]
+    for i, k in enumerate(hll_keys):
+        n = 100 * (i + 1)
+        count = rc.execute_command("HLL.COUNT", k)
+        assert abs(count - n) <= max(3, 0.05 * n), (k, count)
+        # the same elements in a native key of the same slot: the same count
+        native = "{%s}native" % k
+        rc.pfadd(native, *tools.items(k, n))
+        assert count == rc.pfcount(native)
+
+
+def test_wrong_node_answers_moved(cluster):
+    """The module declares its keys: a node that does not own the key's
+    slot redirects instead of answering."""
+    slot = cluster["direct"][0].execute_command("CLUSTER", "KEYSLOT", "moved-test")
+    owner = owner_index(cluster, slot)
+    other = cluster["direct"][(owner + 1) % 3]
+    for args in (["BF.ADD", "moved-test", "x"], ["BF.EXISTS", "moved-test", "x"],
+                 ["HLL.ADD", "moved-test", "x"], ["HLL.COUNT", "moved-test"],
+                 ["HLL.MERGE", "moved-test", "moved-test"], ["BF.INFO", "moved-test"]):
+        with pytest.raises(ResponseError, match="MOVED %d " % slot):
+            other.execute_command(*args)
+
+
+def test_multikey_same_hash_tag(cluster, tools):
+    rc = cluster["rc"]
+    a, b, c = tools.items("a", 5000), tools.items("b", 5000), tools.items("c", 300)
+    rc.execute_command("HLL.ADD", "{tag}h1", *a)
+    rc.execute_command("HLL.ADD", "{tag}h2", *b)
+    rc.pfadd("{tag}p1", *a)
+    rc.pfadd("{tag}p2", *b)
+    rc.pfadd("{tag}p3", *c)
+    assert rc.execute_command("HLL.COUNT", "{tag}h1", "{tag}h2") == \
+        rc.pfcount("{tag}p1", "{tag}p2")
+    assert rc.execute_command("HLL.COUNT", "{tag}h1", "{tag}h2", "{tag}p3") == \
+        rc.pfcount("{tag}p1", "{tag}p2", "{tag}p3")
+    assert rc.execute_command("HLL.MERGE", "{tag}m", "{tag}h1", "{tag}h2", "{tag}p3") == b"OK"
+    assert rc.execute_command("HLL.COUNT", "{tag}m") == rc.pfcount("{tag}p1", "{tag}p2",
+                                                                   "{tag}p3")
+    est = rc.execute_command("HLL.ESTIMATE", "{tag}h1", "{tag}h2")
+    assert est[0] == rc.execute_command("HLL.COUNT", "{tag}h1", "{tag}h2")
+
+
+def test_multikey_different_slots_crossslot(cluster, tools):
+    rc = cluster["rc"]
+    direct = cluster["direct"][0]
+    k1, k2 = "{x}h", "{y}h"
+    assert direct.execute_command("CLUSTER", "KEYSLOT", k1) != \
+        direct.execute_command("CLUSTER", "KEYSLOT", k2)
+    rc.execute_command("HLL.ADD", k1, "a")
+    rc.execute_command("HLL.ADD", k2, "b")
+    for args in (["HLL.COUNT", k1, k2], ["HLL.MERGE", k1, k2], ["HLL.ESTIMATE", k1, k2]):
+        for c in cluster["direct"]:              # the server's own check
+            with pytest.raises(ResponseError, match="CROSSSLOT"):
+                c.execute_command(*args)
+        with pytest.raises((RedisClusterException, ResponseError)):
+            rc.execute_command(*args)            # the client's check
+    assert rc.execute_command("HLL.COUNT", k1) == 1
+
+
+def test_migrate_slot_with_module_keys(cluster, tools):
+    rc = cluster["rc"]
+    direct = cluster["direct"]
+    tag = "{migrate}"
+    slot = direct[0].execute_command("CLUSTER", "KEYSLOT", tag)
+    rc.execute_command("BF.RESERVE", tag + "bf-scaling", "0.01", "200", "EXPANSION", "2")
+    tools.madd(rc, tag + "bf-scaling", tools.items("s", 5000))
+    rc.execute_command("BF.RESERVE", tag + "bf-fixed", "0.001", "1000", "NONSCALING")
+    tools.madd(rc, tag + "bf-fixed", tools.items("f", 800))
+    rc.execute_command("BF.ADD", tag + "bf-default", "x")
+    rc.execute_command("HLL.ADD", tag + "hll", *tools.items("h", 20000))
+    rc.execute_command("HLL.RESERVE", tag + "hll-p10", 10)
+    rc.execute_command("HLL.ADD", tag + "hll-p10", *tools.items("h", 300))
+    rc.execute_command("HLL.ADD", tag + "hll-sparse", "a", "b", "c")
+    rc.pfadd(tag + "native", *tools.items("n", 2000))
+    bf_keys = [tag + k for k in ("bf-scaling", "bf-fixed", "bf-default")]
+    hll_keys = [tag + k for k in ("hll", "hll-p10", "hll-sparse", "native")]
+    probes = tools.items("s", 5000) + tools.items("f", 800) + tools.items("absent", 3000)
+    before = tools.snapshot(rc, bf_keys, hll_keys, probes)
+
+    src = owner_index(cluster, slot)
+    dst = (src + 1) % 3
+    ids = node_ids(cluster)
+    dst_port = cluster["nodes"][dst].port
+    assert direct[dst].execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", ids[src])
+    assert direct[src].execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", ids[dst])
+    keys = direct[src].execute_command("CLUSTER", "GETKEYSINSLOT", slot, 1000)
+    assert len(keys) == len(bf_keys) + len(hll_keys)
+    assert direct[src].execute_command("MIGRATE", "127.0.0.1", dst_port, "", 0, 10000,
+                                       "KEYS", *keys) == b"OK"
+    for i in (dst, src, 3 - src - dst):
+        direct[i].execute_command("CLUSTER", "SETSLOT", slot, "NODE", ids[dst])
+    assert direct[src].execute_command("CLUSTER", "COUNTKEYSINSLOT", slot) == 0
+    assert direct[dst].execute_command("CLUSTER", "COUNTKEYSINSLOT", slot) == len(keys)
+
+    def settled():
+        return all(owner_index({"direct": [c], "nodes": cluster["nodes"]}, slot) == dst
+                   for c in direct)
+    tools.wait_for(settled, timeout=30, what="every node to see the new owner")
+    # through the cluster client (stale slot map: MOVED, then the new node)
+    after = tools.snapshot(rc, bf_keys, hll_keys, probes)
+    tools.assert_same_snapshot(before, after)
+    # the migrated values are live on their new node
+    more = tools.items("after-migration", 3000)
+    assert set(tools.madd(rc, tag + "bf-scaling", more)) <= {0, 1}
+    assert all(tools.mexists(rc, tag + "bf-scaling", more + tools.items("s", 5000)))
+    assert rc.execute_command("HLL.COUNT", tag + "hll", tag + "native") == \
+        direct[dst].execute_command("HLL.COUNT", tag + "hll", tag + "native")
+    assert rc.execute_command("HLL.MERGE", tag + "hll", tag + "hll-p10") == b"OK"
+    assert rc.execute_command("HLL.INFO", tag + "hll")[1] == 10
