@@ -520,17 +520,8 @@ static int bloom_merge(int argc, char **argv)
 
 int cmd_bloom(int argc, char **argv)
 {
-    static const struct {
-        const char *name;
-        int (*run)(int, char **);
-    } commands[] = {{"create", bloom_create}, {"add", bloom_add},   {"check", bloom_check},
-                    {"info", bloom_info},     {"merge", bloom_merge}};
-    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-        fputs(bloom_usage, argc < 2 ? stderr : stdout);
-        return argc < 2 ? EXIT_FAILURE_USAGE : EXIT_OK;
-    }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(argv[1], commands[i].name) == 0)
-            return commands[i].run(argc - 1, argv + 1);
-    die_usage("bloom", "unknown command '%s'", argv[1]);
+    static const struct subcommand commands[] = {{"create", bloom_create}, {"add", bloom_add}, {"check", bloom_check},
+        {"info", bloom_info}, {"merge", bloom_merge}};
+    return run_subcommand("bloom", bloom_usage, commands, sizeof commands / sizeof commands[0], argc,
+                          argv);
 }

@@ -284,17 +284,8 @@ static int hll_export(int argc, char **argv)
 
 int cmd_hll(int argc, char **argv)
 {
-    static const struct {
-        const char *name;
-        int (*run)(int, char **);
-    } commands[] = {{"add", hll_add},     {"count", hll_count}, {"merge", hll_merge},
-                    {"info", hll_info},   {"export", hll_export}};
-    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-        fputs(hll_usage, argc < 2 ? stderr : stdout);
-        return argc < 2 ? EXIT_FAILURE_USAGE : EXIT_OK;
-    }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(argv[1], commands[i].name) == 0)
-            return commands[i].run(argc - 1, argv + 1);
-    die_usage("hll", "unknown command '%s'", argv[1]);
+    static const struct subcommand commands[] = {{"add", hll_add}, {"count", hll_count}, {"merge", hll_merge},
+        {"info", hll_info}, {"export", hll_export}};
+    return run_subcommand("hll", hll_usage, commands, sizeof commands / sizeof commands[0], argc,
+                          argv);
 }

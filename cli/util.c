@@ -309,3 +309,16 @@ void print_estimate(const sk_hll *h, FILE *out)
                 e.upper[k]);
 }
 
+
+int run_subcommand(const char *group, const char *usage, const struct subcommand *table,
+                   size_t count, int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        fputs(usage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? EXIT_FAILURE_USAGE : EXIT_OK;
+    }
+    for (size_t i = 0; i < count; i++)
+        if (strcmp(argv[1], table[i].name) == 0)
+            return table[i].run(argc - 1, argv + 1);
+    die_usage(group, "unknown command '%s'", argv[1]);
+}

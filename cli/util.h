@@ -63,6 +63,17 @@ sk_hll *load_hll_or_die(const char *path, sk_hll_format *format);
 /* Serializes h and writes it atomically to path, or dies. */
 void save_hll_or_die(const sk_hll *h, sk_hll_format format, const char *path);
 
+/* A command of a group such as `sketch hll`: its name and entry point. */
+struct subcommand {
+    const char *name;
+    int (*run)(int argc, char **argv);
+};
+
+/* Runs the subcommand named by argv[1] with the arguments after the group's
+ * name; with no argument, or --help, prints the group's usage. */
+int run_subcommand(const char *group, const char *usage, const struct subcommand *table,
+                   size_t count, int argc, char **argv);
+
 /* Prints the estimate, precision, standard error and bounds, one per line. */
 void print_estimate(const sk_hll *h, FILE *out);
 
