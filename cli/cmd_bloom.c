@@ -520,8 +520,10 @@ static int bloom_merge(int argc, char **argv)
 
 int cmd_bloom(int argc, char **argv)
 {
-    static const struct subcommand commands[] = {{"create", bloom_create}, {"add", bloom_add}, {"check", bloom_check},
-        {"info", bloom_info}, {"merge", bloom_merge}};
+    static const struct subcommand commands[] = {
+        {"create", bloom_create}, {"add", bloom_add},     {"check", bloom_check},
+        {"info", bloom_info},     {"merge", bloom_merge},
+    };
     return run_subcommand("bloom", bloom_usage, commands, sizeof commands / sizeof commands[0], argc,
                           argv);
 }

@@ -284,8 +284,10 @@ static int hll_export(int argc, char **argv)
 
 int cmd_hll(int argc, char **argv)
 {
-    static const struct subcommand commands[] = {{"add", hll_add}, {"count", hll_count}, {"merge", hll_merge},
-        {"info", hll_info}, {"export", hll_export}};
+    static const struct subcommand commands[] = {
+        {"add", hll_add},   {"count", hll_count},   {"merge", hll_merge},
+        {"info", hll_info}, {"export", hll_export},
+    };
     return run_subcommand("hll", hll_usage, commands, sizeof commands / sizeof commands[0], argc,
                           argv);
 }
