@@ -1202,9 +1202,11 @@ static int parse_file(sk_bloom *f, uint8_t *p, uint64_t size, unsigned flags)
 
 int sk_bloom_open(sk_bloom **out, const char *path, unsigned flags)
 {
-    if (out == NULL || path == NULL || (flags & ~SK_BLOOM_VERIFY) != 0)
+    if (out == NULL)
         return SK_EINVAL;
     *out = NULL;
+    if (path == NULL || (flags & ~SK_BLOOM_VERIFY) != 0)
+        return SK_EINVAL;
     /* Non-blocking, so that a FIFO without a writer is refused, not waited on. */
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)

@@ -87,8 +87,8 @@ SK_API int sk_bloom_new_scalable(sk_bloom **out, uint64_t capacity, double fp_ra
 SK_API void sk_bloom_free(sk_bloom *f);
 
 /* Adds an item; returns 1 if it was not in the filter before (a bit
- * changed), 0 if it may already have been, or SK_ENOMEM when a scalable
- * filter could not grow. */
+ * changed), 0 if it may already have been, or, when a scalable filter could
+ * not grow, SK_ENOMEM or SK_EFULL (its 64 layers are in use). */
 SK_API int sk_bloom_add(sk_bloom *f, const void *data, size_t len);
 
 /* 1 if the item may be in the filter, 0 if it certainly is not. */
