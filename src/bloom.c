@@ -694,10 +694,16 @@ static int filter_add(sk_bloom *f, struct item_hash h)
 {
     if (f->expansion == 0)
         return layer_add(&f->layers[0], f->layout, h);
-    if (filter_contains(f, h))
-        return 0;
+    /* The older layers are looked up; the newest needs no lookup before the
+     * add, which reports whether the item was there, unless it is full and
+     * the item would otherwise start a new layer. */
+    for (unsigned i = 0; i + 1 < f->nlayers; i++)
+        if (layer_contains(&f->layers[i], f->layout, h))
+            return 0;
     struct layer *last = &f->layers[f->nlayers - 1];
     if (atomic_load_explicit(&last->count, memory_order_relaxed) >= last->capacity) {
+        if (layer_contains(last, f->layout, h))
+            return 0;
         int rc = grow(f);
         if (rc != SK_OK)
             return rc;
