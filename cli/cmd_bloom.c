@@ -411,12 +411,6 @@ static int check_lines(void *ctx, const char *data, size_t len)
     return 0;
 }
 
-static void *single_checker(void *shared, int thread)
-{
-    (void)thread;
-    return shared;
-}
-
 static int bloom_check(int argc, char **argv)
 {
     struct bloom_options o;
@@ -435,19 +429,8 @@ static int bloom_check(int argc, char **argv)
         if (c.pending > 0)
             check_flush(&c);
     } else {
-        char *stdin_name[] = {"-"};
-        int count;
-        struct input *in = inputs_open(stdin_name, 1, &count);
-        struct progress progress;
-        progress_init(&progress, 0, 0);
-        progress.enabled = 0; /* the output shares the terminal */
-        void **contexts;
-        int used;
-        const char *failed = NULL;
-        int err = lines_read_parallel(in, count, 1, single_checker, &c, check_lines,
-                                      &progress, &contexts, &used, &failed);
-        free(contexts);
-        inputs_close(in, count);
+        /* In order, and without a progress bar: the output shares the terminal. */
+        int err = lines_read_stdin(check_lines, &c);
         if (err != 0)
             die("standard input: %s", strerror(err));
     }

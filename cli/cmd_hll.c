@@ -125,12 +125,6 @@ static int add_lines(void *ctx, const char *data, size_t len)
     return 0;
 }
 
-static void *single_sketch(void *shared, int thread)
-{
-    (void)thread;
-    return shared;
-}
-
 static int hll_add(int argc, char **argv)
 {
     struct hll_options opt;
@@ -160,19 +154,7 @@ static int hll_add(int argc, char **argv)
             if (sk_hll_add(h, argv[i], strlen(argv[i])) < 0)
                 die("out of memory");
     } else {
-        char *stdin_name[] = {"-"};
-        int count;
-        struct input *in = inputs_open(stdin_name, 1, &count);
-        struct progress progress;
-        progress_init(&progress, 0, 0);
-        progress.enabled = 0;
-        void **contexts;
-        int used;
-        const char *failed = NULL;
-        int err = lines_read_parallel(in, count, 1, single_sketch, h, add_lines, &progress,
-                                      &contexts, &used, &failed);
-        free(contexts);
-        inputs_close(in, count);
+        int err = lines_read_stdin(add_lines, h);
         if (err == ECANCELED)
             die("out of memory");
         if (err != 0)

@@ -308,3 +308,27 @@ int lines_read_parallel(struct input *inputs, int count, int threads,
     free(args);
     return err;
 }
+
+static void *shared_context(void *shared, int thread)
+{
+    (void)thread;
+    return shared;
+}
+
+int lines_read_stdin(lines_fn fn, void *ctx)
+{
+    char *stdin_name[] = {"-"};
+    int count;
+    struct input *in = inputs_open(stdin_name, 1, &count);
+    struct progress progress;
+    progress_init(&progress, 0, 0);
+    progress.enabled = 0;
+    void **contexts = NULL;
+    int used;
+    const char *failed = NULL;
+    int err = lines_read_parallel(in, count, 1, shared_context, ctx, fn, &progress,
+                                  &contexts, &used, &failed);
+    free(contexts);
+    inputs_close(in, count);
+    return err;
+}

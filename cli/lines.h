@@ -103,6 +103,11 @@ static inline uint64_t newline_mask64(const char *p)
             return 1;                                                              \
     } while (0)
 
+/* Reads standard input in order on this thread, without a progress bar,
+ * passing blocks of lines to fn(ctx, ...). Returns 0, ECANCELED if fn asked
+ * to stop, or another errno value. */
+int lines_read_stdin(lines_fn fn, void *ctx);
+
 /* The number of online processors, at least 1. */
 int cpu_count(void);
 
