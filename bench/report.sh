@@ -1,0 +1,361 @@
+#!/usr/bin/env bash
+# report.sh: runs every benchmark of bench/ side by side in one run and writes
+# one markdown report: the machine, the sizes, a summary of the key ratios, and
+# each tool's own table verbatim.
+#
+#     bench/report.sh          # full sizes (about 30-45 minutes on 2 cores)
+#                              #   -> docs/benchmarks.md
+#     bench/report.sh -q       # quick smoke run with small sizes (a few minutes)
+#                              #   -> build-report/benchmarks.md
+#
+# Sections, in the order they run, and their sizes (full / quick):
+#   hll      bench/hll_bench: add, count and merge of the library, medians of
+#            9 / 7 runs
+#   bloom    bench/bloom_bench against libbloom: n = 10M,100M / 1M,4M items,
+#            10M / 1M absent queries; medians of 5 runs (3 from 50M items on) /
+#            3 runs (1)
+#   count    bench/count_bench.sh: sketch count against wc -l, sort -u, awk and
+#            Redis PFADD/PFCOUNT on 40M lines with 10M distinct / 2M with 500K;
+#            medians of 3 runs (sort and awk: 1)
+#   bloomcli bench/bloom_cli_bench.sh against DCSO's bloom: 3.3M / 200K lines,
+#            medians of 5 / 3 runs
+#   module   bench/module_bench.sh, the Redis module against PFADD, PFCOUNT
+#            and a SET: 1M / 200K requests a command, 5 / 2 rounds (median)
+#
+# Options:
+#   -q              quick sizes (above); output build-report/benchmarks.md
+#   -o FILE         write the report to FILE
+#   -s LIST         only these sections, comma-separated (default: all five)
+#   -n              install nothing: sections whose peers are missing are
+#                   skipped with a note (by default, as root on Debian, missing
+#                   peers are installed with apt-get: libbloom-dev,
+#                   golang-github-dcso-bloom-cli, redis-server, redis-tools,
+#                   python3-redis)
+#   -B N[,N]...     bloom_bench item counts        -A N  bloom_bench absent keys
+#   -L N            count_bench lines              -D N  count_bench distinct lines
+#   -S N            count_bench runs of sort -u and awk (SLOW_RUNS)
+#   -C N            bloom_cli_bench lines          -M N  module_bench requests
+#   -R N            runs (rounds for module_bench) of every section that has them
+#
+# Builds everything in build-report/ (Release). Raw outputs are kept in
+# build-report/out/. A section that fails is reported as failed, with the end
+# of its error output, and the others still run.
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/.." && pwd)
+build=$root/build-report
+raw=$build/out
+quick=0
+install=1
+sections=hll,bloom,count,bloomcli,module
+report=
+opt_bloom_ns= opt_absent= opt_lines= opt_distinct= opt_slow= opt_cli= opt_requests= opt_runs=
+
+usage() { sed -n '2,40p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+while getopts "qo:s:nB:A:L:D:S:C:M:R:h" opt; do
+    case $opt in
+    q) quick=1 ;;
+    o) report=$OPTARG ;;
+    s) sections=$OPTARG ;;
+    n) install=0 ;;
+    B) opt_bloom_ns=$OPTARG ;;
+    A) opt_absent=$OPTARG ;;
+    L) opt_lines=$OPTARG ;;
+    D) opt_distinct=$OPTARG ;;
+    S) opt_slow=$OPTARG ;;
+    C) opt_cli=$OPTARG ;;
+    M) opt_requests=$OPTARG ;;
+    R) opt_runs=$OPTARG ;;
+    *) usage ;;
+    esac
+done
+
+if ((quick)); then
+    hll_runs=7 bloom_ns=1000000,4000000 bloom_absent=1000000 bloom_runs=3 bloom_runs_large=1
+    count_lines=2000000 count_distinct=500000 count_runs=3 count_slow=1
+    cli_items=200000 cli_runs=3 module_requests=200000 module_rounds=2 module_set=100000
+    mode="quick (small sizes: a smoke run, not a measurement)"
+    [[ -n $report ]] || report=$build/benchmarks.md
+else
+    hll_runs=9 bloom_ns=10000000,100000000 bloom_absent=10000000 bloom_runs=5 bloom_runs_large=3
+    count_lines=40000000 count_distinct=10000000 count_runs=3 count_slow=1
+    cli_items=3300000 cli_runs=5 module_requests=1000000 module_rounds=5 module_set=1000000
+    mode="full"
+    [[ -n $report ]] || report=$root/docs/benchmarks.md
+fi
+bloom_ns=${opt_bloom_ns:-$bloom_ns}
+bloom_absent=${opt_absent:-$bloom_absent}
+count_lines=${opt_lines:-$count_lines}
+count_distinct=${opt_distinct:-$count_distinct}
+count_slow=${opt_slow:-$count_slow}
+cli_items=${opt_cli:-$cli_items}
+module_requests=${opt_requests:-$module_requests}
+if [[ -n $opt_runs ]]; then
+    hll_runs=$((opt_runs < 7 ? 7 : opt_runs)) bloom_runs=$((opt_runs < 3 ? 3 : opt_runs))
+    bloom_runs_large=$opt_runs count_runs=$opt_runs cli_runs=$opt_runs module_rounds=$opt_runs
+fi
+want() { [[ ,$sections, == *,$1,* ]]; }
+
+mkdir -p "$raw"
+log() { echo "report: $*" >&2; }
+
+# ---- peers ---------------------------------------------------------------------
+have_libbloom() { [[ -f /usr/include/bloom.h ]] && ls /usr/lib/*/libbloom.so* > /dev/null 2>&1; }
+have_dcso() { command -v bloom > /dev/null && bloom --help 2>&1 | grep -i 'bloom filter' > /dev/null; }
+have_redis() { command -v redis-server > /dev/null && command -v redis-cli > /dev/null; }
+have_redis_bench() { have_redis && command -v redis-benchmark > /dev/null && /usr/bin/python3 -c 'import redis' 2> /dev/null; }
+missing=()
+want bloom && ! have_libbloom && missing+=(libbloom-dev)
+want bloomcli && ! have_dcso && missing+=(golang-github-dcso-bloom-cli)
+{ want count || want module; } && ! have_redis && missing+=(redis-server redis-tools)
+want module && ! /usr/bin/python3 -c 'import redis' 2> /dev/null && missing+=(python3-redis)
+for tool in cmake cc; do command -v $tool > /dev/null || missing+=("$([[ $tool == cc ]] && echo gcc || echo $tool)"); done
+[[ -f /usr/include/xxhash.h ]] || missing+=(libxxhash-dev)
+if ((${#missing[@]})); then
+    if ((install)) && [[ $(id -u) -eq 0 ]] && command -v apt-get > /dev/null; then
+        log "installing ${missing[*]}"
+        apt-get update -qq > /dev/null && apt-get install -y -qq "${missing[@]}" > /dev/null ||
+            log "apt-get could not install everything; sections without their peers are skipped"
+    else
+        log "missing: ${missing[*]}; the sections that need them are skipped"
+    fi
+fi
+
+# ---- build -----------------------------------------------------------------------
+log "building in $build (Release)"
+if ! cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DSKETCH_BUILD_TESTS=OFF \
+        > "$raw/cmake.log" 2>&1 ||
+   ! cmake --build "$build" -j "$(nproc)" > "$raw/build.log" 2>&1; then
+    cat "$raw/cmake.log" "$raw/build.log" >&2 2> /dev/null
+    log "build failed"
+    exit 1
+fi
+
+# ---- machine -----------------------------------------------------------------------
+lscpu_field() { LC_ALL=C lscpu 2> /dev/null | sed -n "s/^$1:[[:space:]]*//p" | head -n 1; }
+cpu_model=$(lscpu_field 'Model name')
+[[ -n $cpu_model ]] || cpu_model=$(sed -n 's/^model name[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo | head -n 1)
+machine_rows=$(
+    echo "| CPU | ${cpu_model:-unknown} |"
+    echo "| CPUs | $(nproc) online; $(lscpu_field 'Socket(s)') socket(s), $(lscpu_field 'Core(s) per socket') core(s) per socket, $(lscpu_field 'Thread(s) per core') thread(s) per core |"
+    hv=$(lscpu_field 'Hypervisor vendor'); [[ -n $hv ]] && echo "| virtualization | $hv ($(lscpu_field 'Virtualization type')) |"
+    echo "| caches | L1d $(lscpu_field 'L1d cache'), L2 $(lscpu_field 'L2 cache'), L3 $(lscpu_field 'L3 cache') |"
+    echo "| memory | $(awk '/MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo); transparent huge pages: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2> /dev/null || echo unknown) |"
+    echo "| kernel | $(uname -srm) |"
+    echo "| system | $(. /etc/os-release 2> /dev/null && echo "$PRETTY_NAME") |"
+    echo "| compiler | $(cc --version | head -n 1), CMake $(cmake --version | head -n 1 | awk '{print $3}'), Release: $(sed -n 's/^CMAKE_C_FLAGS_RELEASE:STRING=//p' "$build/CMakeCache.txt") |"
+    echo "| source | $(git -C "$root" rev-parse --short HEAD 2> /dev/null || echo unknown)$(git -C "$root" diff --quiet HEAD 2> /dev/null || echo ' with uncommitted changes') |"
+)
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+date_start=$(date -u '+%Y-%m-%d %H:%M UTC')
+t_start=$SECONDS
+
+# ---- sections -----------------------------------------------------------------------
+declare -A status seconds
+run_section() { # name command...
+    local name=$1 t0=$SECONDS
+    shift
+    log "section $name: $*"
+    "$@" > "$raw/$name.out" 2> "$raw/$name.err"
+    local rc=$?
+    seconds[$name]=$((SECONDS - t0))
+    if ((rc == 0)); then status[$name]=ok; else status[$name]="failed (exit $rc)"; fi
+    log "section $name: ${status[$name]} in ${seconds[$name]} s"
+}
+skip() { status[$1]="skipped: $2"; log "section $1 skipped: $2"; }
+
+if want hll; then
+    run_section hll "$build/bench/hll_bench" -r "$hll_runs"
+fi
+if want bloom; then
+    if [[ -x $build/bench/bloom_bench ]]; then
+        run_section bloom "$build/bench/bloom_bench" -n "$bloom_ns" -a "$bloom_absent" \
+            -r "$bloom_runs" -R "$bloom_runs_large"
+    else
+        skip bloom "libbloom is not installed (Debian: libbloom-dev), so bloom_bench was not built"
+    fi
+fi
+if want count; then
+    count_env=(RUNS="$count_runs" SLOW_RUNS="$count_slow" BENCH_LINES="$count_lines"
+               BENCH_DISTINCT="$count_distinct")
+    have_redis || count_env+=(SKIP_REDIS=1)
+    run_section count env "${count_env[@]}" bash "$here/count_bench.sh" "$build"
+fi
+if want bloomcli; then
+    if have_dcso; then
+        run_section bloomcli env RUNS="$cli_runs" BENCH_ITEMS="$cli_items" \
+            bash "$here/bloom_cli_bench.sh" "$build"
+    else
+        skip bloomcli "DCSO's bloom is not installed (Debian: golang-github-dcso-bloom-cli)"
+    fi
+fi
+if want module; then
+    if have_redis_bench; then
+        run_section module env REQUESTS="$module_requests" ROUNDS="$module_rounds" \
+            SET_ITEMS="$module_set" bash "$here/module_bench.sh" "$build"
+    else
+        skip module "redis-server, redis-benchmark (redis-tools) or python3-redis is missing"
+    fi
+fi
+load_end=$(cut -d' ' -f1-3 /proc/loadavg)
+total_min=$(( (SECONDS - t_start + 30) / 60 ))
+
+# ---- summary ------------------------------------------------------------------------
+ok() { [[ ${status[$1]:-} == ok ]]; }
+summary=$(
+    if ok hll; then
+        # The median follows the unit column (ns/op, us/op); p precedes it.
+        awk '{ for (i = 2; i < NF; i++) if ($i ~ /^[nu]s\/op$/ && $(i-1) == 14) {
+                   unit = $i == "us/op" ? "µs" : "ns"
+                   if ($0 ~ /^add precomputed hash/) what = "add a precomputed 64-bit hash, p = 14 (hll_bench)"
+                   else if ($0 ~ /^add 16-byte item/) what = "add a 16-byte item, hashing included, p = 14"
+                   else if ($0 ~ /^count, dense/) what = "count a dense p = 14 sketch"
+                   else if ($0 ~ /^merge two dense/) what = "merge two dense p = 14 sketches"
+                   else next
+                   printf "| HyperLogLog library | %s | %s %s | | |\n", what, $(i+1), unit
+               } }' \
+            "$raw/hll.out"
+    fi
+    if ok bloom; then
+        # Fixed columns: n, implementation, then the operation (timing table)
+        # or the layout (false-positive table, after "Filters after n adds").
+        awk '/^Filters after n adds/ { fp = 1 }
+             !/^[0-9]+ / { next }
+             { impl = substr($0, 12, 15); sub(/ +$/, "", impl) }
+             !fp {
+                 op = substr($0, 28, 15); sub(/ +$/, "", op)
+                 split(substr($0, 44), f, " ")
+                 if (impl == "libbloom") { lib[$1, op] = f[2]; next }
+                 if (impl != "sketch blocked") next
+                 base = op ~ /^add/ ? "add" : op ~ /^present/ ? "present query" : "absent query"
+                 printf "| Bloom filter, n = %s | sketch blocked: %s, against libbloom (bloom_bench) | %s ns | %s ns | **%s** |\n", $1, op, f[2], lib[$1, base], f[6]
+             }
+             fp {
+                 split(substr($0, 28), g, " ")
+                 printf "| Bloom filter, n = %s | false-positive rate at p = 1%%: %s (%s bits/item, k = %s) | %s | expected %s | |\n", $1, impl, g[5], g[3], g[7], g[8]
+             }' "$raw/bloom.out"
+    fi
+    if ok count; then
+        # The tool name (32 columns) may itself hold a "|"; the rest is split on " | ".
+        awk '{ name = substr($0, 1, 32); sub(/ +$/, "", name); n = split(substr($0, 36), f, / *[|] */)
+               if (n < 5 || f[2] !~ /^ *[0-9.]+$/) next
+               gsub(/ /, "", f[2]); gsub(/ /, "", f[4]); gsub(/ /, "", f[5])
+               t[name] = f[2]; r[name] = f[4]; e[name] = f[5] }
+            END {
+                s = t["sketch count"]
+                if (s == "") exit
+                printf "| count distinct lines | sketch count against wc -l (the cost of reading the file) | %s s | %s s | %.2fx the time |\n", s, t["wc -l"], s / t["wc -l"]
+                for (k in t) if (k ~ /^sort/) printf "| count distinct lines | sketch count against sort -u \\| wc -l (exact) | %s s | %s s | **%.1fx** faster |\n", s, t[k], t[k] / s
+                for (k in t) if (k ~ /^awk/) printf "| count distinct lines | sketch count against awk !seen (exact) | %s s | %s s | **%.1fx** faster |\n", s, t[k], t[k] / s
+                for (k in t) if (k ~ /^redis/) printf "| count distinct lines | sketch count against Redis PFADD via redis-cli --pipe, then PFCOUNT | %s s | %s s | **%.1fx** faster |\n", s, t[k], t[k] / s
+                printf "| count distinct lines | sketch count: result (relative error) | %s (%s) | | |\n", r["sketch count"], e["sketch count"]
+            }' "$raw/count.out"
+    fi
+    if ok bloomcli; then
+        awk -F' *[|] *' 'NF >= 8 && $4 ~ /^[0-9.]+$/ {
+                if ($2 ~ /^dcso/) d[$1] = $4
+                else if ($2 ~ /^sketch bloom (create \+ add|check)$/) { s[$1] = $4; r[$1] = $6; o[++n] = $1 }
+            }
+            END { for (i = 1; i <= n; i++) printf "| Bloom command | %s: sketch bloom against DCSO bloom | %s s | %s s | **%s** |\n", o[i], s[o[i]], d[o[i]], r[o[i]] }' \
+            "$raw/bloomcli.out"
+    fi
+    if ok module; then
+        awk '/^PFADD hll <rand>/ { pf = $(NF-1) }
+             /^BF.ADD bf <rand>/ { printf "| Redis module | BF.ADD against PFADD (requests/s, median of rounds) | %s | %s | **%sx** |\n", $(NF-1), pf, $NF }
+             /^BF.EXISTS bf <rand>/ { printf "| Redis module | BF.EXISTS against PFADD | %s | %s | **%sx** |\n", $(NF-1), pf, $NF }
+             /^PFCOUNT \{u\}/ { pfc = $(NF-1) }
+             /^HLL.COUNT \{u\}/ { printf "| Redis module | HLL.COUNT against PFCOUNT of three 1M-item keys (µs per call) | %s µs | %s µs | **%.1fx** faster |\n", $(NF-1), pfc, pfc / $(NF-1) }
+             /^filter of [0-9]+ items/ { fb = $(NF-1); fn = $3 }
+             /^SET of the same/ { printf "| Redis module | memory of %s items at 1%%: filter against a SET | %.2f MB | %.2f MB | **%.0fx** less |\n", fn, fb / 1e6, $(NF-1) / 1e6, $(NF-1) / fb }' \
+            "$raw/module.out"
+    fi
+)
+
+# ---- report -----------------------------------------------------------------------
+section_md() { # name title what
+    local name=$1 title=$2 what=$3
+    echo "## $title"
+    echo
+    echo "$what"
+    echo
+    case ${status[$name]:-not run} in
+    ok)
+        echo "Output (${seconds[$name]} s), verbatim:"
+        echo
+        echo '```'
+        cat "$raw/$name.out"
+        echo '```'
+        ;;
+    failed*)
+        echo "**This section failed: ${status[$name]}.** The end of its error output:"
+        echo
+        echo '```'
+        tail -n 20 "$raw/$name.err"
+        echo '```'
+        ;;
+    *)
+        echo "**Not run: ${status[$name]:-not selected}.**"
+        ;;
+    esac
+    echo
+}
+
+mkdir -p "$(dirname "$report")"
+{
+    echo "# Benchmarks"
+    echo
+    echo "Every comparison of \`bench/\`, run side by side in one run by \`bench/report.sh\`"
+    echo "(mode: $mode), $date_start, $total_min min in all. To regenerate this file:"
+    echo
+    echo '```sh'
+    echo "bench/report.sh            # full sizes, writes docs/benchmarks.md"
+    echo "bench/report.sh -q         # quick smoke run, writes build-report/benchmarks.md"
+    echo '```'
+    echo
+    echo "Times are medians of repeated runs (each tool says how many). The machine is a"
+    echo "small shared VM: other jobs may run beside the benchmarks, so absolute times move"
+    echo "from run to run by 10-30%; compare the ratios, which are measured side by side."
+    echo "Load average (1, 5, 15 min) at the start: $load_start; at the end: $load_end."
+    echo
+    echo "## Machine"
+    echo
+    echo "| | |"
+    echo "|---|---|"
+    echo "$machine_rows"
+    echo
+    echo "## Sizes"
+    echo
+    echo "| section | sizes | status |"
+    echo "|---|---|---|"
+    want hll && echo "| hll | hll_bench -r $hll_runs (medians of $hll_runs runs) | ${status[hll]:-} |"
+    want bloom && echo "| bloom | bloom_bench -n $bloom_ns -a $bloom_absent -r $bloom_runs -R $bloom_runs_large | ${status[bloom]:-} |"
+    want count && echo "| count | count_bench.sh: $count_lines lines, $count_distinct distinct; RUNS=$count_runs, SLOW_RUNS=$count_slow | ${status[count]:-} |"
+    want bloomcli && echo "| bloomcli | bloom_cli_bench.sh: BENCH_ITEMS=$cli_items, RUNS=$cli_runs | ${status[bloomcli]:-} |"
+    want module && echo "| module | module_bench.sh: REQUESTS=$module_requests, ROUNDS=$module_rounds, SET_ITEMS=$module_set | ${status[module]:-} |"
+    echo
+    echo "## Summary"
+    echo
+    echo "Taken from the tables below. Ratios are sketch's speed over the other's (above 1:"
+    echo "sketch is faster), each from the medians of the same run."
+    echo
+    echo "| area | comparison | sketch | other | ratio |"
+    echo "|---|---|--:|--:|--:|"
+    if [[ -n $summary ]]; then echo "$summary"; else echo "| | no section produced results | | | |"; fi
+    echo
+    section_md hll "HyperLogLog library: bench/hll_bench" \
+        "Micro-benchmarks of the library's hot paths, single thread."
+    section_md bloom "Bloom filters against libbloom: bench/bloom_bench" \
+        "The library's blocked and classic filters against Debian's libbloom, 16-byte keys, p = 1%, one thread. \`x libbloom\` is libbloom's median time over sketch's."
+    section_md count "Counting distinct lines: bench/count_bench.sh" \
+        "\`sketch count\` against \`wc -l\` (the cost of reading the file), \`sort -u\`, \`awk\` and Redis, on one generated file whose number of distinct lines is known."
+    section_md bloomcli "Bloom filter commands against DCSO's bloom: bench/bloom_cli_bench.sh" \
+        "\`sketch bloom\` against DCSO's \`bloom\` command (Debian: golang-github-dcso-bloom-cli), building a filter from a file of lines and checking lines."
+    section_md module "Redis module against Redis's own commands: bench/module_bench.sh" \
+        "sketch.so's commands against PFADD, PFCOUNT and a SET on the same server, with redis-benchmark."
+} > "$report.tmp" && mv "$report.tmp" "$report"
+log "wrote $report ($total_min min)"
+for name in hll bloom count bloomcli module; do
+    want $name && [[ ${status[$name]:-} == failed* ]] && exit 1
+done
+exit 0
