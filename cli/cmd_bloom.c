@@ -489,12 +489,14 @@ static int bloom_merge(int argc, char **argv)
     for (int i = first + 1; i < argc; i++) {
         sk_bloom *f = open_or_die(argv[i], 0);
         int rc = o.intersect ? sk_bloom_intersect(result, f) : sk_bloom_union(result, f);
+        sk_bloom_free(f);
+        if (rc != SK_OK)
+            sk_bloom_free(result); /* the message names the files, not the filters */
         if (rc == SK_EINCOMPAT)
             die("%s: a different layout, size or number of hashes than %s", argv[i],
                 argv[first]);
         if (rc != SK_OK)
             die("%s: %s", argv[i], sk_strerror(rc));
-        sk_bloom_free(f);
     }
     save_or_die(result, o.output);
     sk_bloom_free(result);

@@ -257,10 +257,12 @@ static int hll_export(int argc, char **argv)
     size_t len;
     if (buf == NULL || sk_hll_serialize(h, SK_HLL_REDIS, buf, cap, &len) != SK_OK)
         die("out of memory");
-    if (fwrite(buf, 1, len, stdout) != len)
-        die("standard output: %s", strerror(errno));
+    size_t written = fwrite(buf, 1, len, stdout);
+    int saved = errno;
     free(buf);
     sk_hll_free(h);
+    if (written != len)
+        die("standard output: %s", strerror(saved));
     return EXIT_OK;
 }
 

@@ -14,10 +14,14 @@
 
 /* Big enough that a read costs little per byte, small enough to stay in the
  * L2 cache of the core that consumes it. */
+#ifndef READ_SIZE /* the fuzz target sets both tiny */
 #define READ_SIZE (1u << 20)
+#endif
 /* Regular files are cut into ranges this large, handed out one at a time so
  * that threads that run slower still finish together. */
+#ifndef RANGE_SIZE
 #define RANGE_SIZE (32ull << 20)
+#endif
 
 struct input *inputs_open(char **paths, int count, int *opened)
 {

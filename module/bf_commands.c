@@ -120,7 +120,12 @@ static int add_item(RedisModuleCtx *ctx, sk_bloom *f, RedisModuleString *item)
             return -1;
         }
         uint64_t next = sk_bloom_next_layer_bytes(f);
-        if (next == 0 || info.memory + next > module_config.max_key_memory) {
+        if (next == 0) {
+            RM_ReplyWithError(ctx, "ERR the filter is full: a scaling filter has at most "
+                                   "64 layers");
+            return -1;
+        }
+        if (info.memory + next > module_config.max_key_memory) {
             reply_too_large(ctx, info.memory + next);
             return -1;
         }

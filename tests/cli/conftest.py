@@ -1,7 +1,18 @@
 """Fixtures for the tests of the `sketch` command; see sketch_cli_helpers.py
 for the conventions the tests rely on and for how the binary is found
-($SKETCH_BIN, else /work/main/build/cli/sketch)."""
+($SKETCH_BIN, else /work/main/build/cli/sketch).
+
+SKETCH_CLI_WRAPPER, when set, is a command line that every run of the
+binary goes through, e.g.
+    SKETCH_CLI_WRAPPER="valgrind -q --vgdb=no --error-exitcode=97 --leak-check=full"
+so that a memory error or leak fails the test that caused it (the wrapper's
+error exit code differs from the command's 0, 1 and 2). The tests then run
+a small script that execs the wrapper with the real binary."""
 import os
+import shlex
+import shutil
+import stat
+import tempfile
 
 import pytest
 
@@ -13,4 +24,22 @@ def sk():
     if not (os.path.isfile(SKETCH_BIN) and os.access(SKETCH_BIN, os.X_OK)):
         pytest.fail(f"sketch binary not found or not executable: {SKETCH_BIN} "
                     "(build it, or set SKETCH_BIN)", pytrace=False)
-    return Sketch(SKETCH_BIN)
+    wrapper = os.environ.get("SKETCH_CLI_WRAPPER", "").strip()
+    if not wrapper:
+        yield Sketch(SKETCH_BIN)
+        return
+    # A directory and script that any user may read and run: some tests run
+    # the command as the user nobody.
+    directory = tempfile.mkdtemp(prefix="sketch-wrapper-")
+    try:
+        os.chmod(directory, 0o755)
+        script = os.path.join(directory, "sketch")
+        with open(script, "w") as f:
+            f.write("#!/bin/sh\nexec %s %s \"$@\"\n"
+                    % (" ".join(shlex.quote(w) for w in shlex.split(wrapper)),
+                       shlex.quote(SKETCH_BIN)))
+        os.chmod(script, stat.S_IRWXU | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH
+                 | stat.S_IXOTH)
+        yield Sketch(script)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)

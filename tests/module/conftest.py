@@ -22,6 +22,17 @@ Fixtures
 
 Every client has a socket timeout (CLIENT_TIMEOUT): a command the server never
 answers fails its test instead of hanging the suite.
+
+Sanitized modules. A module built with AddressSanitizer needs the ASan
+runtime loaded first in the server, which Debian's redis-server is not
+linked with. SKETCH_SERVER_PRELOAD (e.g. the path `gcc -print-file-name=
+libasan.so` prints) is put in LD_PRELOAD of every redis-server, and
+SKETCH_SERVER_ASAN_OPTIONS, if set, becomes its ASAN_OPTIONS (the server
+itself leaks by design at exit: use detect_leaks=0). `sanitized_server`
+tells the tests whether that is in effect.
+
+servers.start(preexec_fn=...) runs a function in the server's process
+before exec, e.g. to lower its resource limits.
 """
 import os
 import random
@@ -42,6 +53,8 @@ MODULE = os.environ.get("SKETCH_MODULE") or os.path.join(_ROOT, "build", "module
                                                            "sketch.so")
 REDIS_SERVER = "/usr/bin/redis-server"
 REDIS_CLI = "/usr/bin/redis-cli"
+SERVER_PRELOAD = os.environ.get("SKETCH_SERVER_PRELOAD", "")
+SERVER_ASAN_OPTIONS = os.environ.get("SKETCH_SERVER_ASAN_OPTIONS")
 START_TIMEOUT = 20.0
 CLIENT_TIMEOUT = 10.0
 
@@ -101,17 +114,30 @@ def new_client(port, **kw):
     return redis.Redis(host="127.0.0.1", port=port, decode_responses=False, **kw)
 
 
+def server_environment():
+    """The environment of a redis-server: ours, with the sanitizer runtime
+    preloaded when the module under test needs it."""
+    env = dict(os.environ)
+    if SERVER_PRELOAD:
+        env["LD_PRELOAD"] = " ".join(x for x in (SERVER_PRELOAD, env.get("LD_PRELOAD"))
+                                     if x)
+        if SERVER_ASAN_OPTIONS is not None:
+            env["ASAN_OPTIONS"] = SERVER_ASAN_OPTIONS
+    return env
+
+
 class Server:
     """One redis-server process; restartable on the same port and dir."""
 
     def __init__(self, directory, port, options, module_args, load_module=True,
-                 extra_args=()):
+                 extra_args=(), preexec_fn=None):
         self.dir = directory
         self.port = port
         self.options = dict(options)
         self.module_args = list(module_args)
         self.load_module = load_module
         self.extra_args = list(extra_args)
+        self.preexec_fn = preexec_fn
         self.log_path = os.path.join(directory, "redis-%d.log" % port)
         self.proc = None
         self.clients = []
@@ -133,7 +159,9 @@ class Server:
                                                    " ".join(self.argv()).encode()))
             log.flush()
             self.proc = subprocess.Popen(self.argv(), stdout=log, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, cwd=self.dir)
+                                         stdin=subprocess.DEVNULL, cwd=self.dir,
+                                         env=server_environment(),
+                                         preexec_fn=self.preexec_fn)
         if wait:
             self.wait_ready()
         return self
@@ -230,7 +258,8 @@ class Servers:
         return d
 
     def start(self, module_args=("MAX-KEY-MEMORY", "64mb"), options=None, directory=None,
-              load_module=True, extra_args=(), wait=True, port=None, cluster_bus=False):
+              load_module=True, extra_args=(), wait=True, port=None, cluster_bus=False,
+              preexec_fn=None):
         _require_tools()
         directory = directory or self.mkdir()
         port = port or free_port(with_bus=cluster_bus)
@@ -238,7 +267,7 @@ class Servers:
         opts["port"] = port
         opts["dir"] = directory
         opts.update(options or {})
-        s = Server(directory, port, opts, module_args, load_module, extra_args)
+        s = Server(directory, port, opts, module_args, load_module, extra_args, preexec_fn)
         self.started.append(s)
         s.start(wait=wait)
         return s
@@ -542,6 +571,12 @@ def assert_same_snapshot(before, after):
     for key in before:
         for field in before[key]:
             assert before[key][field] == after[key][field], (key, field)
+
+
+@pytest.fixture(scope="session")
+def sanitized_server():
+    """True when the servers run with a sanitizer runtime preloaded."""
+    return bool(SERVER_PRELOAD)
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,160 @@
+/*
+ * fuzz_lines.c: the command's input reader (cli/lines.c) on any bytes.
+ *
+ * The input is written to a file, read by lines_read_parallel with 1 to 4
+ * threads in ranges of a few bytes (this build sets RANGE_SIZE and
+ * READ_SIZE tiny, so that lines cross ranges and buffers everywhere), and
+ * through a pipe, sequentially. Each way must deliver exactly the lines of
+ * the reference split, once each (compared as a multiset: an order-free sum
+ * of line hashes, the line count and the byte count), and FOR_EACH_LINE
+ * must split every block the same way.
+ *
+ * The first input byte is a control byte: the thread count, and which of
+ * the two ways run.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include "fuzz_util.h"
+#include "lines.h"
+
+struct tally {
+    uint64_t lines, bytes, sum;
+};
+
+static void tally_line(struct tally *t, const char *line, size_t len)
+{
+    t->lines++;
+    t->bytes += len;
+    t->sum += XXH3_64bits(line, len) * 2 + 1;
+}
+
+static int on_line(void *ctx, const char *line, size_t len)
+{
+    tally_line(ctx, line, len);
+    return 0;
+}
+
+/* A block holds whole lines: each ends in '\n' except perhaps the input's
+ * very last one. */
+static int on_block(void *ctx, const char *data, size_t len)
+{
+    FUZZ_CHECK(len > 0);
+    FOR_EACH_LINE(data, len, on_line, ctx);
+    return 0;
+}
+
+static struct tally tallies[4];
+
+static void *tally_for(void *shared, int thread)
+{
+    (void)shared;
+    FUZZ_CHECK(thread >= 0 && thread < 4);
+    memset(&tallies[thread], 0, sizeof tallies[thread]);
+    return &tallies[thread];
+}
+
+static char path[4096];
+
+static void cleanup(void)
+{
+    unlink(path);
+    char *slash = strrchr(path, '/');
+    if (slash != NULL) {
+        *slash = '\0';
+        rmdir(path);
+    }
+}
+
+struct pipe_feed {
+    int fd;
+    const uint8_t *data;
+    size_t len;
+};
+
+static void *feed(void *arg)
+{
+    struct pipe_feed *f = arg;
+    size_t at = 0;
+    while (at < f->len) {
+        ssize_t n = write(f->fd, f->data + at, f->len - at);
+        if (n <= 0)
+            break;
+        at += (size_t)n;
+    }
+    close(f->fd);
+    return NULL;
+}
+
+static struct tally read_all(char *name, int threads)
+{
+    int count;
+    struct input *in = inputs_open(&name, 1, &count);
+    struct progress progress;
+    progress_init(&progress, 0, 0);
+    progress.enabled = 0;
+    void **contexts = NULL;
+    int used = 0;
+    const char *failed = NULL;
+    int err = lines_read_parallel(in, count, threads, tally_for, NULL, on_block, &progress,
+                                  &contexts, &used, &failed);
+    FUZZ_CHECK(err == 0);
+    struct tally total = {0, 0, 0};
+    for (int t = 0; t < used; t++) {
+        struct tally *one = contexts[t];
+        total.lines += one->lines;
+        total.bytes += one->bytes;
+        total.sum += one->sum;
+    }
+    free(contexts);
+    inputs_close(in, count);
+    return total;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size == 0)
+        return 0;
+    if (path[0] == '\0') {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(path, sizeof path, "%s/sketch-fuzz-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        FUZZ_CHECK(mkdtemp(path) != NULL);
+        strcat(path, "/input");
+        atexit(cleanup);
+    }
+    unsigned control = data[0];
+    data++, size--;
+
+    struct tally want = {0, 0, 0};
+    for (size_t at = 0; at < size;) {
+        const uint8_t *nl = memchr(data + at, '\n', size - at);
+        size_t end = nl != NULL ? (size_t)(nl - data) : size;
+        tally_line(&want, (const char *)data + at, end - at);
+        at = end + 1;
+    }
+
+    if (!(control & 8)) {
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        FUZZ_CHECK(fd >= 0);
+        FUZZ_CHECK(write(fd, data, size) == (ssize_t)size);
+        close(fd);
+        struct tally got = read_all(path, 1 + (int)(control & 3));
+        FUZZ_CHECK(got.lines == want.lines && got.bytes == want.bytes && got.sum == want.sum);
+    }
+    if (!(control & 4)) {
+        int fds[2];
+        FUZZ_CHECK(pipe(fds) == 0);
+        struct pipe_feed f = {fds[1], data, size};
+        pthread_t writer;
+        FUZZ_CHECK(pthread_create(&writer, NULL, feed, &f) == 0);
+        char name[32];
+        snprintf(name, sizeof name, "/dev/fd/%d", fds[0]);
+        struct tally got = read_all(name, 1 + (int)(control & 3));
+        pthread_join(writer, NULL);
+        close(fds[0]);
+        FUZZ_CHECK(got.lines == want.lines && got.bytes == want.bytes && got.sum == want.sum);
+    }
+    return 0;
+}

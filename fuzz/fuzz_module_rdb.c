@@ -1,0 +1,48 @@
+/*
+ * fuzz_module_rdb.c: the module's rdb_load callbacks (module/bf_commands.c
+ * and module/hll_commands.c) on any RDB or RESTORE payload, through the
+ * module harness, which hands them the input as the stream of LoadUnsigned
+ * and LoadStringBuffer values (module_harness.h has its encoding).
+ *
+ * Input: a control byte (bit 0: the Bloom type, else the HyperLogLog type;
+ * bit 1: an encoding version the module does not know; bit 2: make the
+ * checksum of the first string buffer right), then the stream. A load
+ * either fails with the IO error set or NULL, or gives a value that saves,
+ * loads, copies and rewrites to the same bytes.
+ */
+#include "fuzz_module_common.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size == 0)
+        return 0;
+    harness_init();
+    unsigned control = data[0];
+    int which = control & 1 ? 0 : 1;
+    uint8_t *stream = malloc(size);
+    FUZZ_CHECK(stream != NULL);
+    memcpy(stream, data + 1, size - 1);
+    size--;
+    if ((control & 4) && size >= 4) {
+        size_t n = fuzz_le32(stream);
+        if (n <= size - 4) {
+            if (which == 0)
+                fuzz_fix_bloom_checksum(stream + 4, n);
+            else
+                fuzz_fix_hll_checksum(stream + 4, n);
+        }
+    }
+    struct harness_io *io = harness_io_reader(stream, size);
+    const RedisModuleTypeMethods *t = harness_type(which);
+    void *value = t->rdb_load(HARNESS_IO(io), (control & 2) ? 1 : 0);
+    if (control & 2)
+        FUZZ_CHECK(value == NULL);
+    if (value != NULL) {
+        module_check_value(which, value);
+        t->free(value);
+    }
+    harness_io_free(io);
+    harness_flush();
+    free(stream);
+    return 0;
+}

@@ -1,0 +1,332 @@
+/*
+ * make_seeds.c: writes the seed corpora of the fuzz targets, from real
+ * sketches and filters that the library and the module make, plus edge
+ * cases: make_seeds DIR writes DIR/<target>/<name> (fuzz/corpus).
+ *
+ * Each seed is in its target's input layout (see the comment at the top of
+ * each fuzz_*.c): usually a control byte of 0, then the bytes.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "module_harness.h"
+#include "sketch.h"
+
+static const char *root;
+
+static void die(const char *what)
+{
+    fprintf(stderr, "make_seeds: %s: %s\n", what, strerror(errno));
+    exit(1);
+}
+
+static void seed(const char *target, const char *name, const void *prefix, size_t plen,
+                 const void *data, size_t len)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", root, target);
+    if (mkdir(path, 0755) != 0 && errno != EEXIST)
+        die(path);
+    snprintf(path, sizeof path, "%s/%s/%s", root, target, name);
+    FILE *f = fopen(path, "wb");
+    if (f == NULL || fwrite(prefix, 1, plen, f) != plen ||
+        (len > 0 && fwrite(data, 1, len, f) != len) || fclose(f) != 0)
+        die(path);
+}
+
+static uint8_t *serialize(const sk_hll *h, sk_hll_format format, size_t *len)
+{
+    size_t cap = sk_hll_serialized_size(h, format);
+    uint8_t *buf = malloc(cap);
+    if (buf == NULL || sk_hll_serialize(h, format, buf, cap, len) != SK_OK)
+        die("serialize");
+    return buf;
+}
+
+static sk_hll *hll_of(unsigned p, unsigned items)
+{
+    sk_hll *h;
+    if (sk_hll_new(&h, p) != SK_OK)
+        die("sk_hll_new");
+    for (unsigned i = 0; i < items; i++) {
+        char item[32];
+        snprintf(item, sizeof item, "item-%u", i);
+        sk_hll_add(h, item, strlen(item));
+    }
+    return h;
+}
+
+static void hll_seeds(void)
+{
+    static const struct {
+        unsigned p, items;
+        const char *name;
+    } shapes[] = {{14, 0, "p14-empty"}, {14, 10, "p14-sparse"}, {14, 20000, "p14-dense"},
+                  {4, 3, "p4-sparse"}, {4, 1000, "p4-dense"}, {18, 50, "p18-sparse"},
+                  {16, 100000, "p16-dense"}, {15, 300, "p15-sparse"}};
+    const uint8_t control0 = 0, control1 = 1;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        sk_hll *h = hll_of(shapes[i].p, shapes[i].items);
+        size_t len;
+        uint8_t *b = serialize(h, SK_HLL_NATIVE, &len);
+        seed("hll_native", shapes[i].name, &control0, 1, b + 4, len - 4);
+        free(b);
+        if (shapes[i].p >= 14) {
+            b = serialize(h, SK_HLL_REDIS, &len);
+            seed("hll_redis", shapes[i].name, &control0, 1, b + 4, len - 4);
+            free(b);
+        }
+        sk_hll_free(h);
+    }
+    /* Edge cases: a header alone, a checksum left to the fixer, a sparse
+     * string of one XZERO run cut short, a register beyond the limit. */
+    static const uint8_t native_header[] = {1, 1, 14, 1, 0, 0, 0, 0, 0, 0, 0, 0};
+    seed("hll_native", "edge-header-only", &control1, 1, native_header, sizeof native_header);
+    static const uint8_t native_entry[] = {1, 1, 4, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0x3f, 0, 0, 0};
+    seed("hll_native", "edge-one-entry-max", &control1, 1, native_entry, sizeof native_entry);
+    static const uint8_t redis_sparse[] = {1, 0, 0, 0, 0, 0, 0, 0x80, 0x7f, 0xff};
+    seed("hll_redis", "edge-xzero-full", &control0, 1, redis_sparse, sizeof redis_sparse);
+    static const uint8_t redis_cut[] = {1, 0, 0, 0, 0, 0, 0, 0x80, 0x7f};
+    seed("hll_redis", "edge-xzero-cut", &control0, 1, redis_cut, sizeof redis_cut);
+    static const uint8_t redis_val[] = {1, 0, 0, 0, 0, 0, 0, 0x80, 0xff, 0x7f, 0xfe};
+    seed("hll_redis", "edge-val-overrun", &control0, 1, redis_val, sizeof redis_val);
+}
+
+static uint8_t *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        die(path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *buf = malloc((size_t)n);
+    if (buf == NULL || fread(buf, 1, (size_t)n, f) != (size_t)n)
+        die(path);
+    fclose(f);
+    *len = (size_t)n;
+    return buf;
+}
+
+static sk_bloom *filter(int kind)
+{
+    sk_bloom *f = NULL;
+    int rc;
+    if (kind == 0)
+        rc = sk_bloom_new(&f, 100, 0.01, SK_BLOOM_BLOCKED);
+    else if (kind == 1)
+        rc = sk_bloom_new(&f, 60, 0.001, SK_BLOOM_CLASSIC);
+    else
+        rc = sk_bloom_new_scalable(&f, 20, 0.01, 2, SK_BLOOM_AUTO);
+    if (rc != SK_OK)
+        die("sk_bloom_new");
+    for (unsigned i = 0; i < (kind == 2 ? 100u : 50u); i++) {
+        char item[32];
+        snprintf(item, sizeof item, "item-%u", i);
+        if (sk_bloom_add(f, item, strlen(item)) < 0)
+            die("sk_bloom_add");
+    }
+    return f;
+}
+
+static const char *const filter_names[] = {"blocked", "classic", "scalable"};
+
+static uint8_t *dump_of(const sk_bloom *f, size_t *len)
+{
+    *len = (size_t)sk_bloom_dump_size(f);
+    uint8_t *dump = malloc(*len);
+    if (dump == NULL || sk_bloom_dump_read(f, 0, dump, *len) != SK_OK)
+        die("dump");
+    return dump;
+}
+
+static void bloom_seeds(void)
+{
+    char dir[] = "/tmp/sketch-seeds-XXXXXX";
+    if (mkdtemp(dir) == NULL)
+        die("mkdtemp");
+    char path[64];
+    snprintf(path, sizeof path, "%s/f.bloom", dir);
+    for (int kind = 0; kind < 3; kind++) {
+        sk_bloom *f = filter(kind);
+        if (sk_bloom_save(f, path) != SK_OK)
+            die("sk_bloom_save");
+        size_t len;
+        uint8_t *file = read_file(path, &len);
+        const uint8_t file_control[] = {0}, verify[] = {4};
+        seed("bloom_file", filter_names[kind], file_control, 1, file, len);
+        char name[64];
+        snprintf(name, sizeof name, "%s-verify", filter_names[kind]);
+        seed("bloom_file", name, verify, 1, file, len);
+        free(file);
+        uint8_t *dump = dump_of(f, &len);
+        const uint8_t restore_control[] = {0, 99, 0}; /* pieces of 100 bytes */
+        seed("bloom_restore", filter_names[kind], restore_control, 3, dump, len);
+        free(dump);
+        sk_bloom_free(f);
+    }
+    unlink(path);
+    rmdir(dir);
+}
+
+/* Module seeds: values saved through the module's own rdb_save, pieces of
+ * BF.SCANDUMP, and command sequences. */
+static void cmd(int argc, const char **argv)
+{
+    size_t lens[16];
+    for (int i = 0; i < argc; i++)
+        lens[i] = strlen(argv[i]);
+    harness_command(argc, argv, lens);
+}
+
+static void module_seeds(void)
+{
+    harness_init();
+    const char *reserve[] = {"BF.RESERVE", "bf", "0.01", "50", "EXPANSION", "2"};
+    cmd(6, reserve);
+    for (int i = 0; i < 200; i++) {
+        char item[16];
+        snprintf(item, sizeof item, "i%d", i);
+        const char *add[] = {"BF.ADD", "bf", item};
+        cmd(3, add);
+    }
+    const char *nonscaling[] = {"BF.RESERVE", "fixed", "0.0001", "30", "NONSCALING"};
+    cmd(5, nonscaling);
+    const char *hres[] = {"HLL.RESERVE", "h4", "4"};
+    cmd(3, hres);
+    const char *hadd[] = {"HLL.ADD", "h14", "a", "b", "c"};
+    cmd(5, hadd);
+    const char *hadd4[] = {"HLL.ADD", "h4", "a", "b", "c"};
+    cmd(5, hadd4);
+
+    static const struct {
+        int type;
+        const char *key;
+    } values[] = {{0, "bf"}, {0, "fixed"}, {1, "h4"}, {1, "h14"}};
+    for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+        void *v = harness_value(values[i].type, values[i].key);
+        if (v == NULL)
+            die(values[i].key);
+        struct harness_io *io = harness_io_writer();
+        harness_type(values[i].type)->rdb_save(HARNESS_IO(io), v);
+        size_t len;
+        const uint8_t *bytes = harness_io_bytes(io, &len);
+        const uint8_t control = values[i].type == 0 ? 1 : 0;
+        seed("module_rdb", values[i].key, &control, 1, bytes, len);
+        harness_io_free(io);
+    }
+
+    /* BF.LOADCHUNK records, as BF.SCANDUMP cuts the dump. */
+    for (int kind = 0; kind < 3; kind++) {
+        sk_bloom *f = filter(kind);
+        size_t len;
+        uint8_t *dump = dump_of(f, &len);
+        size_t head = sk_bloom_dump_header_size(f);
+        size_t rec_len = 0;
+        uint8_t *rec = malloc(len + 64);
+        if (rec == NULL)
+            die("malloc");
+        rec[rec_len++] = 0; /* control: records */
+        size_t cuts[] = {0, head, head + (len - head) / 2, len};
+        for (int c = 0; c < 3; c++) {
+            size_t n = cuts[c + 1] - cuts[c];
+            rec[rec_len++] = 0;
+            rec[rec_len++] = (uint8_t)n;
+            rec[rec_len++] = (uint8_t)(n >> 8);
+            memcpy(rec + rec_len, dump + cuts[c], n);
+            rec_len += n;
+        }
+        char name[64];
+        snprintf(name, sizeof name, "%s-records", filter_names[kind]);
+        seed("module_loadchunk", name, rec, rec_len, "", 0);
+        const uint8_t dump_control[] = {2, 0xff, 0x01}; /* pieces of 512 bytes */
+        snprintf(name, sizeof name, "%s-dump", filter_names[kind]);
+        seed("module_loadchunk", name, dump_control, 3, dump, len);
+        free(rec);
+        free(dump);
+        sk_bloom_free(f);
+    }
+
+    /* Command sequences: command index, argument count, tokens (indexes
+     * into the token table of fuzz_module_commands.c) or raw bytes. */
+    static const uint8_t reserve_add[] = {0, 3, 0, 17, 12,  1, 2, 0, 43,  2, 4, 0, 43, 44, 45,
+                                          4, 2, 0, 43,  5, 3, 0, 43, 46,  6, 1, 0,  7, 2, 0, 38,
+                                          8, 2, 0, 3};
+    seed("module_commands", "bf-reserve-add", reserve_add, sizeof reserve_add, "", 0);
+    static const uint8_t insert[] = {3, 11, 1, 31, 12, 32, 17, 33, 5, 35, 36, 43, 44,
+                                     3, 5, 1, 34, 36, 45, 46};
+    seed("module_commands", "bf-insert", insert, sizeof insert, "", 0);
+    static const uint8_t hll[] = {10, 2, 0, 7,  11, 4, 0, 43, 44, 45,  11, 2, 1, 43,
+                                  12, 2, 0, 1,  13, 3, 0, 1, 2,  14, 3, 2, 0, 1,
+                                  15, 1, 2,  16, 1, 2};
+    seed("module_commands", "hll-commands", hll, sizeof hll, "", 0);
+    /* SET k1 <Redis HyperLogLog string>, then the HLL commands read it. */
+    sk_hll *h = hll_of(14, 30);
+    size_t len;
+    uint8_t *b = serialize(h, SK_HLL_REDIS, &len);
+    uint8_t *seq = malloc(len + 64);
+    size_t n = 0;
+    seq[n++] = 18, seq[n++] = 2, seq[n++] = 0, seq[n++] = 0xff;
+    seq[n++] = (uint8_t)len, seq[n++] = (uint8_t)(len >> 8);
+    memcpy(seq + n, b, len);
+    n += len;
+    static const uint8_t tail[] = {12, 2, 0, 1,  14, 2, 1, 0,  17, 2, 2, 0,  16, 1, 1};
+    memcpy(seq + n, tail, sizeof tail);
+    n += sizeof tail;
+    seed("module_commands", "pf-string", seq, n, "", 0);
+    /* HLL.IMPORT of the same string. */
+    n = 0;
+    seq[n++] = 17, seq[n++] = 2, seq[n++] = 2, seq[n++] = 0xff;
+    seq[n++] = (uint8_t)len, seq[n++] = (uint8_t)(len >> 8);
+    memcpy(seq + n, b, len);
+    n += len;
+    seed("module_commands", "hll-import", seq, n, "", 0);
+    free(seq);
+    free(b);
+    sk_hll_free(h);
+    harness_flush();
+}
+
+static void lines_seeds(void)
+{
+    static const struct {
+        const char *name;
+        const char *text;
+        size_t len;
+    } texts[] = {
+        {"plain", "alpha\nbeta\ngamma\nalpha\n", 23},
+        {"no-final-newline", "one\ntwo\nthree", 13},
+        {"empty-lines", "\n\n\nx\n\n", 6},
+        {"nul-and-cr", "a\0b\r\nc\r\n\0\n", 11},
+        {"long-line", "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+                      "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\nshort\n",
+         135},
+    };
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
+        for (uint8_t control = 0; control < 4; control += 3) {
+            char name[64];
+            snprintf(name, sizeof name, "%s-%u", texts[i].name, control);
+            seed("lines", name, &control, 1, texts[i].text, texts[i].len);
+        }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: make_seeds DIR\n");
+        return 2;
+    }
+    root = argv[1];
+    if (mkdir(root, 0755) != 0 && errno != EEXIST)
+        die(root);
+    hll_seeds();
+    bloom_seeds();
+    module_seeds();
+    lines_seeds();
+    return 0;
+}

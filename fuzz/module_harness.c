@@ -1,0 +1,676 @@
+/* module_harness.c: see module_harness.h. */
+#include "module_harness.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "module.h"
+
+int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+
+typedef int (*get_api_fn)(const char *name, void *out);
+
+struct RedisModuleCtx {
+    get_api_fn get_api; /* first, as the module expects */
+    int replied_error;
+};
+
+struct RedisModuleString {
+    size_t len;
+    char *ptr;
+};
+
+struct RedisModuleType {
+    RedisModuleTypeMethods methods;
+};
+
+enum { KIND_EMPTY = RM_KEYTYPE_EMPTY, KIND_STRING = RM_KEYTYPE_STRING,
+       KIND_MODULE = RM_KEYTYPE_MODULE };
+
+struct entry {
+    char *name;
+    size_t namelen;
+    int kind;
+    RedisModuleType *type;
+    void *value;
+    char *str;
+    size_t strlen;
+};
+
+struct RedisModuleKey {
+    struct entry *e;
+};
+
+struct harness_io {
+    const uint8_t *in;
+    size_t len, pos;
+    uint8_t *out;
+    size_t outlen, outcap;
+    int error;
+};
+
+static struct entry **entries;
+static size_t entry_count, entry_cap;
+static int open_keys;
+
+struct command {
+    char name[32];
+    RedisModuleCmdFunc fn;
+};
+static struct command commands[64];
+static int command_count;
+static RedisModuleType *types[2];
+static int type_count;
+
+static void fail(const char *what)
+{
+    fprintf(stderr, "module harness: %s\n", what);
+    abort();
+}
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (p == NULL)
+        fail("out of memory");
+    return p;
+}
+
+/* ---- keyspace ---------------------------------------------------------- */
+
+static struct entry *find(const char *name, size_t len)
+{
+    for (size_t i = 0; i < entry_count; i++)
+        if (entries[i]->namelen == len && memcmp(entries[i]->name, name, len) == 0)
+            return entries[i];
+    return NULL;
+}
+
+static struct entry *create(const char *name, size_t len)
+{
+    if (entry_count == entry_cap) {
+        entry_cap = entry_cap ? entry_cap * 2 : 8;
+        entries = realloc(entries, entry_cap * sizeof *entries);
+        if (entries == NULL)
+            fail("out of memory");
+    }
+    struct entry *e = calloc(1, sizeof *e);
+    if (e == NULL)
+        fail("out of memory");
+    e->name = xmalloc(len);
+    memcpy(e->name, name, len);
+    e->namelen = len;
+    entries[entry_count++] = e;
+    return e;
+}
+
+static void clear_value(struct entry *e)
+{
+    if (e->kind == KIND_MODULE)
+        e->type->methods.free(e->value);
+    free(e->str);
+    e->kind = KIND_EMPTY;
+    e->type = NULL;
+    e->value = NULL;
+    e->str = NULL;
+    e->strlen = 0;
+}
+
+static void remove_if_empty(struct entry *e)
+{
+    if (e->kind != KIND_EMPTY)
+        return;
+    for (size_t i = 0; i < entry_count; i++)
+        if (entries[i] == e) {
+            entries[i] = entries[--entry_count];
+            free(e->name);
+            free(e);
+            return;
+        }
+}
+
+void harness_flush(void)
+{
+    while (entry_count > 0) {
+        struct entry *e = entries[entry_count - 1];
+        clear_value(e);
+        remove_if_empty(e);
+    }
+}
+
+void harness_delete(const char *key, size_t keylen)
+{
+    struct entry *e = find(key, keylen);
+    if (e != NULL) {
+        clear_value(e);
+        remove_if_empty(e);
+    }
+}
+
+void harness_set_string(const char *key, size_t keylen, const void *value, size_t len)
+{
+    struct entry *e = find(key, keylen);
+    if (e == NULL)
+        e = create(key, keylen);
+    clear_value(e);
+    e->kind = KIND_STRING;
+    e->str = xmalloc(len);
+    memcpy(e->str, value, len);
+    e->strlen = len;
+}
+
+void *harness_value(int which, const char *key)
+{
+    struct entry *e = find(key, strlen(key));
+    return e != NULL && e->kind == KIND_MODULE && e->type == types[which] ? e->value : NULL;
+}
+
+/* ---- the API ------------------------------------------------------------- */
+
+static void h_SetModuleAttribs(RedisModuleCtx *ctx, const char *name, int ver, int apiver)
+{
+    (void)ctx, (void)name, (void)ver, (void)apiver;
+}
+
+static void h_SetModuleOptions(RedisModuleCtx *ctx, int options)
+{
+    (void)ctx, (void)options;
+}
+
+static int h_CreateCommand(RedisModuleCtx *ctx, const char *name, RedisModuleCmdFunc func,
+                           const char *flags, int firstkey, int lastkey, int keystep)
+{
+    (void)ctx, (void)flags, (void)firstkey, (void)lastkey, (void)keystep;
+    if (command_count == (int)(sizeof commands / sizeof commands[0]) ||
+        strlen(name) >= sizeof commands[0].name)
+        return RM_ERR;
+    strcpy(commands[command_count].name, name);
+    commands[command_count++].fn = func;
+    return RM_OK;
+}
+
+static RedisModuleType *h_CreateDataType(RedisModuleCtx *ctx, const char *name, int encver,
+                                         RedisModuleTypeMethods *methods)
+{
+    (void)ctx, (void)encver;
+    if (strlen(name) != 9 || type_count == 2)
+        fail("bad data type registration");
+    RedisModuleType *t = xmalloc(sizeof *t);
+    t->methods = *methods;
+    types[type_count++] = t;
+    return t;
+}
+
+static int h_ModuleTypeSetValue(RedisModuleKey *key, RedisModuleType *type, void *value)
+{
+    if (key == NULL)
+        return RM_ERR;
+    clear_value(key->e);
+    key->e->kind = KIND_MODULE;
+    key->e->type = type;
+    key->e->value = value;
+    return RM_OK;
+}
+
+static RedisModuleType *h_ModuleTypeGetType(RedisModuleKey *key)
+{
+    return key != NULL && key->e->kind == KIND_MODULE ? key->e->type : NULL;
+}
+
+static void *h_ModuleTypeGetValue(RedisModuleKey *key)
+{
+    return key != NULL && key->e->kind == KIND_MODULE ? key->e->value : NULL;
+}
+
+/* Like Redis 7.0: a missing key opened to read gives no handle. */
+static void *h_OpenKey(RedisModuleCtx *ctx, RedisModuleString *name, int mode)
+{
+    (void)ctx;
+    struct entry *e = find(name->ptr, name->len);
+    if (e == NULL) {
+        if (!(mode & RM_WRITE))
+            return NULL;
+        e = create(name->ptr, name->len);
+    }
+    RedisModuleKey *key = xmalloc(sizeof *key);
+    key->e = e;
+    open_keys++;
+    return key;
+}
+
+static void h_CloseKey(RedisModuleKey *key)
+{
+    if (key == NULL)
+        return;
+    remove_if_empty(key->e);
+    free(key);
+    open_keys--;
+}
+
+static int h_KeyType(RedisModuleKey *key)
+{
+    return key == NULL ? RM_KEYTYPE_EMPTY : key->e->kind;
+}
+
+static int h_DeleteKey(RedisModuleKey *key)
+{
+    if (key == NULL)
+        return RM_ERR;
+    clear_value(key->e);
+    return RM_OK;
+}
+
+static char *h_StringDMA(RedisModuleKey *key, size_t *len, int mode)
+{
+    (void)mode;
+    if (key == NULL || key->e->kind != KIND_STRING) {
+        *len = 0;
+        return NULL;
+    }
+    *len = key->e->strlen;
+    return key->e->str;
+}
+
+static int h_StringSet(RedisModuleKey *key, RedisModuleString *str)
+{
+    if (key == NULL)
+        return RM_ERR;
+    harness_set_string(key->e->name, key->e->namelen, str->ptr, str->len);
+    return RM_OK;
+}
+
+static void check_line(const char *s)
+{
+    if (strchr(s, '\r') != NULL || strchr(s, '\n') != NULL)
+        fail("a reply line holds a line break");
+}
+
+static int h_ReplyWithError(RedisModuleCtx *ctx, const char *err)
+{
+    check_line(err);
+    ctx->replied_error = 1;
+    return RM_OK;
+}
+
+static int h_ReplyWithLongLong(RedisModuleCtx *ctx, long long value)
+{
+    (void)ctx, (void)value;
+    return RM_OK;
+}
+
+static int h_ReplyWithDouble(RedisModuleCtx *ctx, double value)
+{
+    (void)ctx, (void)value;
+    return RM_OK;
+}
+
+static int h_ReplyWithArray(RedisModuleCtx *ctx, long len)
+{
+    (void)ctx, (void)len;
+    return RM_OK;
+}
+
+static void h_ReplySetArrayLength(RedisModuleCtx *ctx, long len)
+{
+    (void)ctx, (void)len;
+}
+
+static int h_ReplyWithSimpleString(RedisModuleCtx *ctx, const char *msg)
+{
+    (void)ctx;
+    check_line(msg);
+    return RM_OK;
+}
+
+static volatile unsigned char reply_sink;
+
+static int h_ReplyWithStringBuffer(RedisModuleCtx *ctx, const char *buf, size_t len)
+{
+    (void)ctx;
+    unsigned char x = 0;
+    for (size_t i = 0; i < len; i++) /* every byte must be readable */
+        x ^= (unsigned char)buf[i];
+    reply_sink = x;
+    return RM_OK;
+}
+
+static int h_ReplyWithNull(RedisModuleCtx *ctx)
+{
+    (void)ctx;
+    return RM_OK;
+}
+
+static int h_WrongArity(RedisModuleCtx *ctx)
+{
+    ctx->replied_error = 1;
+    return RM_OK;
+}
+
+static const char *h_StringPtrLen(const RedisModuleString *str, size_t *len)
+{
+    if (len != NULL)
+        *len = str->len;
+    return str->ptr;
+}
+
+/* Redis's rules: the whole string, no spaces, in range. */
+static int h_StringToLongLong(const RedisModuleString *str, long long *value)
+{
+    char buf[32];
+    if (str->len == 0 || str->len >= sizeof buf)
+        return RM_ERR;
+    memcpy(buf, str->ptr, str->len);
+    buf[str->len] = '\0';
+    if (!(buf[0] == '-' || (buf[0] >= '0' && buf[0] <= '9')))
+        return RM_ERR;
+    char *end;
+    errno = 0;
+    long long v = strtoll(buf, &end, 10);
+    if (errno != 0 || end != buf + str->len)
+        return RM_ERR;
+    *value = v;
+    return RM_OK;
+}
+
+static int h_StringToDouble(const RedisModuleString *str, double *value)
+{
+    char buf[64];
+    if (str->len == 0 || str->len >= sizeof buf || str->ptr[0] == ' ')
+        return RM_ERR;
+    memcpy(buf, str->ptr, str->len);
+    buf[str->len] = '\0';
+    char *end;
+    errno = 0;
+    double v = strtod(buf, &end);
+    if (end != buf + str->len || v != v || (errno == ERANGE && v != 0))
+        return RM_ERR;
+    *value = v;
+    return RM_OK;
+}
+
+static RedisModuleString *h_CreateString(RedisModuleCtx *ctx, const char *ptr, size_t len)
+{
+    (void)ctx;
+    RedisModuleString *s = xmalloc(sizeof *s);
+    s->ptr = xmalloc(len + 1);
+    memcpy(s->ptr, ptr, len);
+    s->ptr[len] = '\0';
+    s->len = len;
+    return s;
+}
+
+static void h_FreeString(RedisModuleCtx *ctx, RedisModuleString *str)
+{
+    (void)ctx;
+    if (str != NULL) {
+        free(str->ptr);
+        free(str);
+    }
+}
+
+static int h_ReplicateVerbatim(RedisModuleCtx *ctx)
+{
+    (void)ctx;
+    return RM_OK;
+}
+
+static void put(struct harness_io *io, const void *data, size_t len)
+{
+    if (io->in != NULL)
+        fail("saving into a stream opened for loading");
+    if (io->outcap - io->outlen < len) {
+        size_t cap = io->outcap ? io->outcap : 256;
+        while (cap - io->outlen < len)
+            cap *= 2;
+        io->out = realloc(io->out, cap);
+        if (io->out == NULL)
+            fail("out of memory");
+        io->outcap = cap;
+    }
+    memcpy(io->out + io->outlen, data, len);
+    io->outlen += len;
+}
+
+static void h_SaveUnsigned(RedisModuleIO *rio, uint64_t value)
+{
+    uint8_t b[8];
+    for (int i = 0; i < 8; i++)
+        b[i] = (uint8_t)(value >> (8 * i));
+    put((struct harness_io *)(void *)rio, b, 8);
+}
+
+static void h_SaveStringBuffer(RedisModuleIO *rio, const char *str, size_t len)
+{
+    uint8_t b[4];
+    if (len > UINT32_MAX)
+        fail("string buffer too large for the harness");
+    for (int i = 0; i < 4; i++)
+        b[i] = (uint8_t)(len >> (8 * i));
+    put((struct harness_io *)(void *)rio, b, 4);
+    put((struct harness_io *)(void *)rio, str, len);
+}
+
+static int take(struct harness_io *io, size_t n, const uint8_t **p)
+{
+    if (io->error || io->in == NULL || io->len - io->pos < n) {
+        io->error = 1;
+        return 0;
+    }
+    *p = io->in + io->pos;
+    io->pos += n;
+    return 1;
+}
+
+static uint64_t h_LoadUnsigned(RedisModuleIO *rio)
+{
+    const uint8_t *p;
+    if (!take((struct harness_io *)(void *)rio, 8, &p))
+        return 0;
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+static char *h_LoadStringBuffer(RedisModuleIO *rio, size_t *len)
+{
+    struct harness_io *io = (struct harness_io *)(void *)rio;
+    const uint8_t *p;
+    if (!take(io, 4, &p))
+        return NULL;
+    size_t n = (size_t)p[0] | (size_t)p[1] << 8 | (size_t)p[2] << 16 | (size_t)p[3] << 24;
+    if (!take(io, n, &p))
+        return NULL;
+    char *buf = xmalloc(n);
+    memcpy(buf, p, n);
+    *len = n;
+    return buf;
+}
+
+static int h_IsIOError(RedisModuleIO *rio)
+{
+    return ((struct harness_io *)(void *)rio)->error;
+}
+
+/* The AOF rewrite: the emitted command runs at once. */
+static void h_EmitAOF(RedisModuleIO *rio, const char *cmd, const char *fmt, ...)
+{
+    (void)rio;
+    const char *argv[16];
+    size_t lens[16];
+    int argc = 0;
+    argv[argc] = cmd;
+    lens[argc++] = strlen(cmd);
+    char numbers[16][24];
+    va_list ap;
+    va_start(ap, fmt);
+    for (const char *f = fmt; *f != '\0'; f++) {
+        if (argc == 16)
+            fail("too many AOF arguments");
+        if (*f == 's') {
+            RedisModuleString *s = va_arg(ap, RedisModuleString *);
+            argv[argc] = s->ptr;
+            lens[argc++] = s->len;
+        } else if (*f == 'c') {
+            argv[argc] = va_arg(ap, const char *);
+            lens[argc] = strlen(argv[argc]);
+            argc++;
+        } else if (*f == 'l') {
+            long long v = va_arg(ap, long long);
+            snprintf(numbers[argc], sizeof numbers[argc], "%lld", v);
+            argv[argc] = numbers[argc];
+            lens[argc] = strlen(argv[argc]);
+            argc++;
+        } else if (*f == 'b') {
+            argv[argc] = va_arg(ap, const char *);
+            lens[argc++] = va_arg(ap, size_t);
+        } else {
+            fail("unknown EmitAOF format");
+        }
+    }
+    va_end(ap);
+    if (harness_command(argc, argv, lens) != 0)
+        fail("a command of the AOF rewrite failed");
+}
+
+static void h_LogIOError(RedisModuleIO *io, const char *level, const char *fmt, ...)
+{
+    (void)io, (void)level;
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+}
+
+static void h_Log(RedisModuleCtx *ctx, const char *level, const char *fmt, ...)
+{
+    (void)ctx, (void)level;
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+}
+
+static void h_Free(void *ptr)
+{
+    free(ptr);
+}
+
+/* GetApi: the module binds every function by its name. */
+typedef void (*any_fn)(void);
+static const struct {
+    const char *name;
+    any_fn fn;
+} api_table[] = {
+#define API_ENTRY(ret, name, params) {"RedisModule_" #name, (any_fn)h_##name},
+    RM_API_FUNCTIONS(API_ENTRY)
+#undef API_ENTRY
+};
+
+static int get_api(const char *name, void *out)
+{
+    for (size_t i = 0; i < sizeof api_table / sizeof api_table[0]; i++)
+        if (strcmp(api_table[i].name, name) == 0) {
+            memcpy(out, &api_table[i].fn, sizeof api_table[i].fn);
+            return RM_OK;
+        }
+    return RM_ERR;
+}
+
+/* ---- driving the module ------------------------------------------------ */
+
+void harness_init(void)
+{
+    if (type_count == 2)
+        return;
+    RedisModuleCtx ctx = {get_api, 0};
+    RedisModuleString *args[2] = {h_CreateString(NULL, "MAX-KEY-MEMORY", 14),
+                                  h_CreateString(NULL, "16mb", 4)};
+    if (RedisModule_OnLoad(&ctx, args, 2) != RM_OK || type_count != 2)
+        fail("the module did not load");
+    h_FreeString(NULL, args[0]);
+    h_FreeString(NULL, args[1]);
+}
+
+int harness_command(int argc, const char *const *argv, const size_t *lens)
+{
+    harness_init();
+    RedisModuleCmdFunc fn = NULL;
+    for (int i = 0; i < command_count; i++)
+        if (strlen(commands[i].name) == lens[0] &&
+            strncasecmp(commands[i].name, argv[0], lens[0]) == 0)
+            fn = commands[i].fn;
+    if (fn == NULL)
+        return -1;
+    RedisModuleString **strs = xmalloc((size_t)argc * sizeof *strs);
+    for (int i = 0; i < argc; i++)
+        strs[i] = h_CreateString(NULL, argv[i], lens[i]);
+    RedisModuleCtx ctx = {get_api, 0};
+    int before = open_keys;
+    fn(&ctx, strs, argc);
+    if (open_keys != before)
+        fail("a command left a key open");
+    for (int i = 0; i < argc; i++)
+        h_FreeString(NULL, strs[i]);
+    free(strs);
+    return ctx.replied_error;
+}
+
+const RedisModuleTypeMethods *harness_type(int which)
+{
+    harness_init();
+    return &types[which]->methods;
+}
+
+struct harness_io *harness_io_reader(const uint8_t *data, size_t len)
+{
+    struct harness_io *io = calloc(1, sizeof *io);
+    if (io == NULL)
+        fail("out of memory");
+    io->in = data != NULL ? data : (const uint8_t *)"";
+    io->len = len;
+    return io;
+}
+
+struct harness_io *harness_io_writer(void)
+{
+    struct harness_io *io = calloc(1, sizeof *io);
+    if (io == NULL)
+        fail("out of memory");
+    return io;
+}
+
+const uint8_t *harness_io_bytes(struct harness_io *io, size_t *len)
+{
+    *len = io->outlen;
+    return io->out;
+}
+
+int harness_io_error(struct harness_io *io)
+{
+    return io->error;
+}
+
+void harness_io_free(struct harness_io *io)
+{
+    if (io != NULL)
+        free(io->out);
+    free(io);
+}
+
+void harness_aof_rewrite(int which, const char *key, void *value)
+{
+    harness_init();
+    harness_delete(key, strlen(key)); /* the rewrite writes a fresh key */
+    RedisModuleString *name = h_CreateString(NULL, key, strlen(key));
+    struct harness_io *io = harness_io_writer();
+    types[which]->methods.aof_rewrite(HARNESS_IO(io), name, value);
+    harness_io_free(io);
+    h_FreeString(NULL, name);
+}
