@@ -190,6 +190,41 @@ static double blocked_fp_rate_approx(uint64_t bits, unsigned k, double n)
     return sum;
 }
 
+/* The blocked rate in closed form, for k up to CLOSED_FORM_MAX_K. A query's
+ * k positions, drawn with replacement, are u distinct bits with chance
+ * distinct[u]; u given bits are all among the positions set by d draws with
+ * chance sum_i (-1)^i C(u,i) (1 - i/512)^d (inclusion-exclusion), and with
+ * d = kj over j ~ Poisson(lambda) items, E[(1 - i/512)^(kj)] is
+ * exp(-lambda (1 - (1 - i/512)^k)). The alternating sum loses up to about
+ * 2^k x 1e-16 to cancellation, so tiny rates and larger k take the occupancy
+ * computation below, which has only positive terms but costs a thousand
+ * times more. */
+#define CLOSED_FORM_MAX_K 16
+
+static double blocked_fp_rate_closed(unsigned k, double lambda)
+{
+    double distinct[CLOSED_FORM_MAX_K + 1] = {1};
+    for (unsigned draw = 1; draw <= k; draw++) {
+        for (unsigned u = draw; u >= 1; u--)
+            distinct[u] = (distinct[u] * u + distinct[u - 1] * (BLOCK_BITS - u + 1)) /
+                          BLOCK_BITS;
+        distinct[0] = 0;
+    }
+    double hit_none[CLOSED_FORM_MAX_K + 1]; /* E[chance that i given bits stay clear] */
+    for (unsigned i = 0; i <= k; i++)
+        hit_none[i] = exp(-lambda * -expm1((double)k * log1p(-(double)i / BLOCK_BITS)));
+    double rate = 0;
+    for (unsigned u = 1; u <= k; u++) {
+        double all_hit = 0, binom = 1;
+        for (unsigned i = 0; i <= u; i++) {
+            all_hit += (i % 2 ? -binom : binom) * hit_none[i];
+            binom = binom * (u - i) / (i + 1);
+        }
+        rate += distinct[u] * all_hit;
+    }
+    return rate > 0 ? rate : 0;
+}
+
 static double blocked_fp_rate(uint64_t bits, unsigned k, double n)
 {
     double lambda = n / ((double)bits / BLOCK_BITS);
@@ -197,6 +232,11 @@ static double blocked_fp_rate(uint64_t bits, unsigned k, double n)
         return 0;
     if (lambda > 10000) /* the Poisson law is then as narrow as one block */
         return pow(-expm1((double)k * log1p(-1.0 / BLOCK_BITS) * lambda), k);
+    if (k <= CLOSED_FORM_MAX_K) {
+        double rate = blocked_fp_rate_closed(k, lambda);
+        if (rate > ldexp(1e-10, (int)k)) /* cancellation costs under 1e-5 of it */
+            return rate;
+    }
     /* A block holding j items has received kj positions drawn uniformly with
      * replacement; occupied[x] is the chance that x distinct bits are set,
      * updated one draw at a time. A query's k positions, drawn the same way,
@@ -225,6 +265,19 @@ static double blocked_fp_rate(uint64_t bits, unsigned k, double n)
         log_pmf += log_lambda - log((double)(j + 1));
     }
     return sum;
+}
+
+/* The sizing search's guide for blocked filters: the exact closed form where
+ * it is reliable and cheap, else the Poisson approximation. */
+static double blocked_fp_rate_coarse(uint64_t bits, unsigned k, double n)
+{
+    double lambda = n / ((double)bits / BLOCK_BITS);
+    if (k <= CLOSED_FORM_MAX_K && lambda > 0 && lambda <= 10000) {
+        double rate = blocked_fp_rate_closed(k, lambda);
+        if (rate > ldexp(1e-10, (int)k))
+            return rate;
+    }
+    return blocked_fp_rate_approx(bits, k, n);
 }
 
 static double layout_fp_rate(sk_bloom_layout layout, uint64_t bits, unsigned k, double n)
@@ -288,8 +341,11 @@ static unsigned clamp_hashes(double k)
     return k < 1 ? 1 : k > SK_BLOOM_MAX_HASHES ? SK_BLOOM_MAX_HASHES : (unsigned)k;
 }
 
+/* Sizes a layer of `layout`. When the coarse search already finds more than
+ * stop_above bits, that coarse size is returned unrefined: the caller has a
+ * cheaper layout in hand. */
 static int size_for_layout(uint64_t capacity, double fp_rate, sk_bloom_layout layout,
-                           uint64_t *bits, unsigned *hashes)
+                           double stop_above, uint64_t *bits, unsigned *hashes)
 {
     /* Requested rates lie in [SK_BLOOM_MIN_FP_RATE, SK_BLOOM_MAX_FP_RATE];
      * the later layers of a scalable filter go below: they get more bits. */
@@ -303,7 +359,7 @@ static int size_for_layout(uint64_t capacity, double fp_rate, sk_bloom_layout la
     /* The rate falls as m grows. A coarse search with a cheap formula, k
      * free around its textbook optimum, then (blocked) an exact one near
      * it, with k within one of the coarse choice. */
-    rate_fn coarse = layout == SK_BLOOM_BLOCKED ? blocked_fp_rate_approx : classic_fp_rate;
+    rate_fn coarse = layout == SK_BLOOM_BLOCKED ? blocked_fp_rate_coarse : classic_fp_rate;
     unsigned k0 = clamp_hashes(-log2(fp_rate)), k = k0;
     unsigned from = clamp_hashes(k0 / 2.0), to = clamp_hashes(k0 + 6.0);
     if (textbook < MIN_SIZED_BITS)
@@ -322,7 +378,7 @@ static int size_for_layout(uint64_t capacity, double fp_rate, sk_bloom_layout la
         m = MIN_SIZED_BITS;
         best_rate(coarse, m, n, from, to, &k);
     }
-    if (layout == SK_BLOOM_BLOCKED) {
+    if (layout == SK_BLOOM_BLOCKED && (double)m <= stop_above) {
         from = clamp_hashes(k - 1.0);
         to = clamp_hashes(k + 1.0);
         lo = round_bits(layout, m - m / 16);
@@ -351,14 +407,17 @@ static int resolve_layout(uint64_t capacity, double fp_rate, sk_bloom_layout *la
                           uint64_t *bits, unsigned *hashes)
 {
     if (*layout != SK_BLOOM_AUTO)
-        return size_for_layout(capacity, fp_rate, *layout, bits, hashes);
+        return size_for_layout(capacity, fp_rate, *layout, INFINITY, bits, hashes);
     uint64_t classic_bits;
     unsigned classic_hashes;
-    int rc = size_for_layout(capacity, fp_rate, SK_BLOOM_CLASSIC, &classic_bits,
+    int rc = size_for_layout(capacity, fp_rate, SK_BLOOM_CLASSIC, INFINITY, &classic_bits,
                              &classic_hashes);
     if (rc != SK_OK)
         return rc;
-    rc = size_for_layout(capacity, fp_rate, SK_BLOOM_BLOCKED, bits, hashes);
+    /* The coarse blocked size is within a fraction of a percent of the
+     * exact one, so 5% over the limit settles the choice without refining. */
+    rc = size_for_layout(capacity, fp_rate, SK_BLOOM_BLOCKED,
+                         1.05 * AUTO_MAX_EXTRA * (double)classic_bits, bits, hashes);
     if (rc == SK_OK && (double)*bits <= AUTO_MAX_EXTRA * (double)classic_bits) {
         *layout = SK_BLOOM_BLOCKED;
         return SK_OK;
