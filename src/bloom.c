@@ -201,8 +201,11 @@ static double blocked_fp_rate_approx(uint64_t bits, unsigned k, double n)
  * times more. */
 #define CLOSED_FORM_MAX_K 16
 
+/* The closed form, or -1 where k or cancellation puts it out of reach. */
 static double blocked_fp_rate_closed(unsigned k, double lambda)
 {
+    if (k > CLOSED_FORM_MAX_K)
+        return -1;
     double distinct[CLOSED_FORM_MAX_K + 1] = {1};
     for (unsigned draw = 1; draw <= k; draw++) {
         for (unsigned u = draw; u >= 1; u--)
@@ -222,7 +225,7 @@ static double blocked_fp_rate_closed(unsigned k, double lambda)
         }
         rate += distinct[u] * all_hit;
     }
-    return rate > 0 ? rate : 0;
+    return rate > ldexp(1e-10, (int)k) ? rate : -1; /* cancellation: under 1e-5 of it */
 }
 
 static double blocked_fp_rate(uint64_t bits, unsigned k, double n)
@@ -232,11 +235,9 @@ static double blocked_fp_rate(uint64_t bits, unsigned k, double n)
         return 0;
     if (lambda > 10000) /* the Poisson law is then as narrow as one block */
         return pow(-expm1((double)k * log1p(-1.0 / BLOCK_BITS) * lambda), k);
-    if (k <= CLOSED_FORM_MAX_K) {
-        double rate = blocked_fp_rate_closed(k, lambda);
-        if (rate > ldexp(1e-10, (int)k)) /* cancellation costs under 1e-5 of it */
-            return rate;
-    }
+    double closed = blocked_fp_rate_closed(k, lambda);
+    if (closed >= 0)
+        return closed;
     /* A block holding j items has received kj positions drawn uniformly with
      * replacement; occupied[x] is the chance that x distinct bits are set,
      * updated one draw at a time. A query's k positions, drawn the same way,
@@ -272,12 +273,8 @@ static double blocked_fp_rate(uint64_t bits, unsigned k, double n)
 static double blocked_fp_rate_coarse(uint64_t bits, unsigned k, double n)
 {
     double lambda = n / ((double)bits / BLOCK_BITS);
-    if (k <= CLOSED_FORM_MAX_K && lambda > 0 && lambda <= 10000) {
-        double rate = blocked_fp_rate_closed(k, lambda);
-        if (rate > ldexp(1e-10, (int)k))
-            return rate;
-    }
-    return blocked_fp_rate_approx(bits, k, n);
+    double closed = lambda > 0 && lambda <= 10000 ? blocked_fp_rate_closed(k, lambda) : -1;
+    return closed >= 0 ? closed : blocked_fp_rate_approx(bits, k, n);
 }
 
 static double layout_fp_rate(sk_bloom_layout layout, uint64_t bits, unsigned k, double n)
