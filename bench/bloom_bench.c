@@ -10,6 +10,10 @@
  *   add             n items one at a time (bloom_add / sk_bloom_add), into
  *                   a filter cleared (untimed) before the run
  *   add, batch      sketch only: sk_bloom_add_batch, batches of B items
+ *   add, one writer, add, batch, 1 writer
+ *                   sketch only: the same two with sk_bloom_set_single_writer,
+ *                   plain stores instead of locked ORs; libbloom, which
+ *                   has no thread safety, is always like this
  *   present         every added item, in a random permutation of the order
  *                   they were added in, one at a time (bloom_check /
  *                   sk_bloom_contains)
@@ -171,28 +175,33 @@ struct contender {
     int skipped;            /* not selected, or LIBBLOOM when n does not fit */
 };
 
-enum op { OP_ADD, OP_ADD_BATCH, OP_PRESENT, OP_PRESENT_BATCH, OP_ABSENT, OP_ABSENT_BATCH, NOPS };
+enum op {
+    OP_ADD, OP_ADD_BATCH, OP_ADD_ONE_WRITER, OP_ADD_BATCH_ONE_WRITER,
+    OP_PRESENT, OP_PRESENT_BATCH, OP_ABSENT, OP_ABSENT_BATCH, NOPS
+};
 
 static const char *const op_names[NOPS] = {
-    "add",           "add, batch",    "present query",
-    "present, batch", "absent query", "absent, batch"};
+    "add",           "add, batch",     "add, one writer", "add, batch, 1 writer",
+    "present query", "present, batch", "absent query",    "absent, batch"};
 
 static int op_is_add(enum op op)
 {
-    return op == OP_ADD || op == OP_ADD_BATCH;
+    return op <= OP_ADD_BATCH_ONE_WRITER;
 }
 
-static int op_is_batch(enum op op)
+/* Rows libbloom has no counterpart of: batches, and the single-writer mode
+ * (libbloom is always single-writer). */
+static int op_is_sketch_only(enum op op)
 {
-    return op == OP_ADD_BATCH || op == OP_PRESENT_BATCH || op == OP_ABSENT_BATCH;
+    return op != OP_ADD && op != OP_PRESENT && op != OP_ABSENT;
 }
 
 /* The libbloom operation a sketch operation is compared with. */
 static enum op op_base(enum op op)
 {
-    return op == OP_ADD_BATCH ? OP_ADD : op == OP_PRESENT_BATCH ? OP_PRESENT
-                                       : op == OP_ABSENT_BATCH  ? OP_ABSENT
-                                                                : op;
+    return op_is_add(op) ? OP_ADD : op == OP_PRESENT_BATCH ? OP_PRESENT
+                                  : op == OP_ABSENT_BATCH  ? OP_ABSENT
+                                                           : op;
 }
 
 static unsigned batch_size = 64;
@@ -301,6 +310,13 @@ static uint64_t run_pass(struct contender *c, enum op op, const uint8_t *added_k
                                      : sk_add_one(c->sk, added_keys, n);
         break;
     case OP_ADD_BATCH: result = sk_add_batched(c->sk, added_keys, n); break;
+    case OP_ADD_ONE_WRITER:
+    case OP_ADD_BATCH_ONE_WRITER:
+        sk_bloom_set_single_writer(c->sk, 1);
+        result = op == OP_ADD_ONE_WRITER ? sk_add_one(c->sk, added_keys, n)
+                                         : sk_add_batched(c->sk, added_keys, n);
+        sk_bloom_set_single_writer(c->sk, 0);
+        break;
     case OP_PRESENT:
         result = c->kind == LIBBLOOM ? lib_check(&c->lb, added_keys, n)
                                      : sk_contains_one(c->sk, added_keys, n);
@@ -544,11 +560,11 @@ int main(int argc, char **argv)
     } shapes[MAX_NS * 3];
     int nshapes = 0;
 
-    printf("%-10s %-15s %-15s %4s %9s %9s %9s %8s %10s %-17s %s\n", "n", "implementation",
+    printf("%-10s %-15s %-20s %4s %9s %9s %9s %8s %10s %-17s %s\n", "n", "implementation",
            "operation", "runs", "median ns", "min ns", "CPU ns", "Mops/s", "x libbloom",
            "target", "verdict");
-    printf("%-10s %-15s %-15s %4s %9s %9s %9s %8s %10s %-17s %s\n", "----------",
-           "---------------", "---------------", "----", "---------", "---------", "---------",
+    printf("%-10s %-15s %-20s %4s %9s %9s %9s %8s %10s %-17s %s\n", "----------",
+           "---------------", "--------------------", "----", "---------", "---------", "---------",
            "--------", "----------", "-----------------", "-------");
     fflush(stdout);
 
@@ -592,7 +608,7 @@ int main(int argc, char **argv)
             if (contenders[k].skipped)
                 continue;
             for (int op = 0; op < NOPS; op++) {
-                if (contenders[k].kind == LIBBLOOM && op_is_batch((enum op)op))
+                if (contenders[k].kind == LIBBLOOM && op_is_sketch_only((enum op)op))
                     continue;
                 struct row *r = &rows[nrows++];
                 memset(r, 0, sizeof *r);
@@ -663,7 +679,7 @@ int main(int argc, char **argv)
                              ok_speed ? "" : "speedup", !ok_speed && !ok_ns ? ", " : "",
                              ok_ns ? "" : "ns");
             }
-            printf("%-10llu %-15s %-15s %4d %9.2f %9.2f %9.2f %8.1f %10s %-17s %s%s\n",
+            printf("%-10llu %-15s %-20s %4d %9.2f %9.2f %9.2f %8.1f %10s %-17s %s%s\n",
                    (unsigned long long)n, r->c->name, op_names[r->op], r->done, r->median,
                    r->min, r->cpu_median, 1e3 / r->median, speedup, target, verdict,
                    r->inconsistent ? " (runs gave different counts!)" : "");

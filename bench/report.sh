@@ -224,8 +224,8 @@ summary=$(
              !/^[0-9]+ / { next }
              { impl = substr($0, 12, 15); sub(/ +$/, "", impl) }
              !fp {
-                 op = substr($0, 28, 15); sub(/ +$/, "", op)
-                 split(substr($0, 44), f, " ")
+                 op = substr($0, 28, 20); sub(/ +$/, "", op)
+                 split(substr($0, 49), f, " ")
                  if (impl == "libbloom") { lib[$1, op] = f[2]; next }
                  if (impl != "sketch blocked") next
                  base = op ~ /^add/ ? "add" : op ~ /^present/ ? "present query" : "absent query"

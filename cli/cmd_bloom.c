@@ -329,6 +329,7 @@ static int bloom_add(int argc, char **argv)
     sk_bloom_get_info(f, &info);
     uint64_t new_items = 0;
     if (first + 1 < argc) {
+        sk_bloom_set_single_writer(f, 1);
         for (int i = first + 1; i < argc; i++) {
             int rc = sk_bloom_add(f, argv[i], strlen(argv[i]));
             if (rc < 0)
@@ -345,6 +346,9 @@ static int bloom_add(int argc, char **argv)
         int used;
         const char *failed = NULL;
         int threads = info.expansion != 0 ? 1 : o.threads;
+        /* One thread: plain stores instead of locked ORs (sketch/bloom.h). */
+        if (threads == 1)
+            sk_bloom_set_single_writer(f, 1);
         int err = lines_read_parallel(in, count, threads, add_worker_init, f, add_lines,
                                       &progress, &contexts, &used, &failed);
         inputs_close(in, count);

@@ -15,6 +15,10 @@
  * of adds that returned 1, summed over the writers: the count is updated
  * atomically with the bits.
  *
+ * The same runs with one writer on a filter set to sk_bloom_set_single_writer,
+ * whose adds are plain stores, mixing single adds and batches: readers
+ * running alongside must still find every completed item.
+ *
  * Cmocka's assertions are not thread-safe, so the threads only count; the
  * main thread asserts. Under -DSKETCH_SANITIZE=thread, ThreadSanitizer
  * checks that the library's concurrent adds and queries are free of data
@@ -77,7 +81,8 @@ struct shared {
 struct writer {
     struct shared *s;
     unsigned id;
-    int batch;          /* use sk_bloom_add_batch in small batches */
+    int batch;          /* 1: sk_bloom_add_batch in small batches; 2: batches
+                           and single adds in turn */
     uint64_t changed;   /* adds that returned 1 */
     uint64_t errors;    /* adds that returned something else than 0 or 1 */
 };
@@ -126,8 +131,15 @@ static void *writer_main(void *arg)
                 items[j] = &keys[j];
                 lens[j] = sizeof keys[j];
             }
-            if (sk_bloom_add_batch(s->filter, items, lens, n, added) != SK_OK)
+            if (w->batch == 2 && i / B % 2 == 1) {
+                for (size_t j = 0; j < n; j++) {
+                    int rc = sk_bloom_add(s->filter, items[j], lens[j]);
+                    added[j] = (uint8_t)(rc == 1);
+                    w->errors += (uint64_t)(rc != 0 && rc != 1);
+                }
+            } else if (sk_bloom_add_batch(s->filter, items, lens, n, added) != SK_OK) {
                 w->errors++;
+            }
             for (size_t j = 0; j < n; j++)
                 w->changed += added[j];
             atomic_store_explicit(&s->done[w->id], i + n, memory_order_release);
@@ -194,22 +206,27 @@ static void *reader_main(void *arg)
     return NULL;
 }
 
-static void run(sk_bloom_layout layout, int batch)
+/* nwriters == 1: one writer, on a filter set to single-writer mode, that
+ * mixes batches and single adds. */
+static void run(sk_bloom_layout layout, int batch, unsigned nwriters)
 {
-    const uint64_t total = (uint64_t)WRITERS * ITEMS_PER_WRITER;
+    const uint64_t total = (uint64_t)nwriters * ITEMS_PER_WRITER;
     struct shared s;
     memset(&s, 0, sizeof s);
     assert_int_equal(sk_bloom_new(&s.filter, total, 0.01, layout), SK_OK);
+    if (nwriters == 1)
+        sk_bloom_set_single_writer(s.filter, 1);
     for (unsigned w = 0; w < WRITERS; w++)
         atomic_init(&s.done[w], 0);
-    atomic_init(&s.writers_left, WRITERS);
+    atomic_init(&s.writers_left, (int)nwriters);
     atomic_init(&s.start, 0);
 
     struct writer writers[WRITERS];
     struct reader readers[READERS];
     pthread_t wt[WRITERS], rt[READERS];
-    for (unsigned w = 0; w < WRITERS; w++) {
-        writers[w] = (struct writer){.s = &s, .id = w, .batch = batch && w % 2 == 1};
+    for (unsigned w = 0; w < nwriters; w++) {
+        writers[w] = (struct writer){.s = &s, .id = w,
+                                     .batch = nwriters == 1 ? 2 : batch && w % 2 == 1};
         assert_int_equal(pthread_create(&wt[w], NULL, writer_main, &writers[w]), 0);
     }
     for (unsigned r = 0; r < READERS; r++) {
@@ -217,13 +234,13 @@ static void run(sk_bloom_layout layout, int batch)
         assert_int_equal(pthread_create(&rt[r], NULL, reader_main, &readers[r]), 0);
     }
     atomic_store_explicit(&s.start, 1, memory_order_release);
-    for (unsigned w = 0; w < WRITERS; w++)
+    for (unsigned w = 0; w < nwriters; w++)
         assert_int_equal(pthread_join(wt[w], NULL), 0);
     for (unsigned r = 0; r < READERS; r++)
         assert_int_equal(pthread_join(rt[r], NULL), 0);
 
     uint64_t changed = 0, checked = 0, missed = 0, absent = 0, absent_found = 0;
-    for (unsigned w = 0; w < WRITERS; w++) {
+    for (unsigned w = 0; w < nwriters; w++) {
         assert_int_equal(writers[w].errors, 0);
         changed += writers[w].changed;
     }
@@ -240,9 +257,10 @@ static void run(sk_bloom_layout layout, int batch)
     }
     sk_bloom_info info;
     sk_bloom_get_info(s.filter, &info);
-    printf("# %s%s: %llu adds, %llu changed, count %llu; readers checked %llu completed "
+    printf("# %s%s%s: %llu adds, %llu changed, count %llu; readers checked %llu completed "
            "items, missed %llu; %llu of %llu absent found\n",
            layout == SK_BLOOM_BLOCKED ? "blocked" : "classic", batch ? " (batches)" : "",
+           nwriters == 1 ? " (one writer)" : "",
            (unsigned long long)total, (unsigned long long)changed,
            (unsigned long long)info.count, (unsigned long long)checked,
            (unsigned long long)missed, (unsigned long long)absent_found,
@@ -253,7 +271,7 @@ static void run(sk_bloom_layout layout, int batch)
     assert_int_equal(info.count, changed);
     assert_true(changed > total * 98 / 100); /* few adds find all bits set, at 1% */
     /* After the threads: every item present. */
-    for (unsigned w = 0; w < WRITERS; w++)
+    for (unsigned w = 0; w < nwriters; w++)
         for (uint64_t i = 0; i < ITEMS_PER_WRITER; i++) {
             uint64_t key = item_of(w, i);
             assert_int_equal(sk_bloom_contains(s.filter, &key, sizeof key), 1);
@@ -266,25 +284,37 @@ static void run(sk_bloom_layout layout, int batch)
 static void test_blocked(void **state)
 {
     (void)state;
-    run(SK_BLOOM_BLOCKED, 0);
+    run(SK_BLOOM_BLOCKED, 0, WRITERS);
 }
 
 static void test_classic(void **state)
 {
     (void)state;
-    run(SK_BLOOM_CLASSIC, 0);
+    run(SK_BLOOM_CLASSIC, 0, WRITERS);
 }
 
 static void test_blocked_batches(void **state)
 {
     (void)state;
-    run(SK_BLOOM_BLOCKED, 1);
+    run(SK_BLOOM_BLOCKED, 1, WRITERS);
 }
 
 static void test_classic_batches(void **state)
 {
     (void)state;
-    run(SK_BLOOM_CLASSIC, 1);
+    run(SK_BLOOM_CLASSIC, 1, WRITERS);
+}
+
+static void test_blocked_one_writer(void **state)
+{
+    (void)state;
+    run(SK_BLOOM_BLOCKED, 1, 1);
+}
+
+static void test_classic_one_writer(void **state)
+{
+    (void)state;
+    run(SK_BLOOM_CLASSIC, 1, 1);
 }
 
 int main(void)
@@ -294,6 +324,8 @@ int main(void)
         cmocka_unit_test(test_classic),
         cmocka_unit_test(test_blocked_batches),
         cmocka_unit_test(test_classic_batches),
+        cmocka_unit_test(test_blocked_one_writer),
+        cmocka_unit_test(test_classic_one_writer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
