@@ -524,8 +524,9 @@ static inline _Atomic uint64_t *blocked_line(const struct layer *l, uint64_t h1)
 /* Sets the bits of mask in *word; 1 if some were missing. The locked OR's
  * result is left unused so that it compiles to a single `lock or` rather
  * than a compare-and-swap loop; two threads adding the same new item at the
- * same moment may then both report it new. With one writer (see
- * one_writer) a relaxed store does instead: nobody else changes the word. */
+ * same moment may then both report it new. With one writer
+ * (sk_bloom_set_single_writer) a relaxed store does: nobody else changes
+ * the word. */
 static inline int set_bits(_Atomic uint64_t *word, uint64_t mask, int one_writer)
 {
     uint64_t have = atomic_load_explicit(word, memory_order_relaxed);
@@ -557,9 +558,9 @@ static int blocked_line_has(const _Atomic uint64_t *line, uint64_t h2, unsigned 
 }
 
 /* Sets an item's bits in its line; 1 if some were missing. A first pass
- * notes the missing bits without a branch per bit (on random positions
- * those branches are mispredicted often enough to cost a third of an add),
- * then each missing bit takes a locked OR (see set_bits). */
+ * notes the missing bits without a branch per bit, whose outcome is random
+ * while the filter fills; then each missing bit takes a locked OR (see
+ * set_bits). */
 static int blocked_line_set_shared(_Atomic uint64_t *line, uint64_t h2, unsigned k)
 {
     unsigned pos[SK_BLOOM_MAX_HASHES];
@@ -578,8 +579,8 @@ static int blocked_line_set_shared(_Atomic uint64_t *line, uint64_t h2, unsigned
 
 /* The same for a filter with one writer: every word is written back with
  * its bit set, present or not, by relaxed loads and stores (plain moves),
- * with no branch and no locked instruction: about 1.5x as fast into a large
- * filter as the locked ORs, and twice as fast into a cached one. */
+ * with no branch and no locked instruction: 1.5 to 2 times as fast as the
+ * locked ORs. */
 static int blocked_line_set_one_writer(_Atomic uint64_t *line, uint64_t h2, unsigned k)
 {
     uint64_t missing = 0, x = h2;
