@@ -130,9 +130,6 @@ static int add_item(RedisModuleCtx *ctx, sk_bloom *f, RedisModuleString *item)
             return -1;
         }
     }
-    /* Commands run one at a time on Redis's main thread, so every filter of
-     * the module has one writer, whichever way it was made or loaded. */
-    sk_bloom_set_single_writer(f, 1);
     int rc = sk_bloom_add(f, data, len);
     if (rc < 0)
         reply_status(ctx, rc);

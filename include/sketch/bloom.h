@@ -22,7 +22,8 @@
  *
  * Threads. A filter of fixed size may be used by any number of threads at
  * once for add and contains: bits are only ever set, each with a relaxed
- * atomic OR of a 64-bit word, and read with relaxed atomic loads. An add
+ * atomic OR of a 64-bit word (or, with one writer, a relaxed atomic store),
+ * and read with relaxed atomic loads. An add
  * that has returned is seen by every contains that starts after it in
  * happens-before order (the same thread, or any thread that synchronized
  * with it); a contains concurrent with the add of the same item may answer
@@ -104,13 +105,18 @@ SK_API int sk_bloom_add_batch(sk_bloom *f, const void *const *items, const size_
 SK_API void sk_bloom_contains_batch(const sk_bloom *f, const void *const *items,
                                     const size_t *lens, size_t n, uint8_t *found);
 
-/* Promises (on != 0) that from now on at most one thread at a time adds to
- * f, while any number may still query it. Adds then set bits with relaxed
- * atomic loads and stores (plain moves) instead of locked ORs, 1.5 to 2
- * times faster; a blocked add writes its words back whether or not a bit
- * changed. Two threads adding at once to such a filter may lose each
- * other's bits: false negatives. Off by default; scalable filters always
- * add this way. */
+/* Promises (on != 0) that from now on one thread at a time adds to f (adds
+ * from different threads ordered by happens-before: a mutex, a join), while
+ * any number may still query it. Adds then set bits with relaxed atomic
+ * loads and stores (plain moves) instead of locked ORs: blocked adds are
+ * 1.5 to 2 times faster, classic ones, bound by their k cache misses, gain
+ * little. A blocked add then writes its words back whether or not a bit
+ * changed, which dirties pages (and copies those of a filter opened from a
+ * file) even for items already present. Two threads adding at once to such
+ * a filter may lose each other's bits: false negatives. Call it while no
+ * add runs. Off by default. Scalable filters, which need exclusive access
+ * anyway, always add with plain stores, but only for items that add a
+ * bit. */
 SK_API void sk_bloom_set_single_writer(sk_bloom *f, int on);
 
 /* dst becomes the union (or intersection) of dst and src, which must have

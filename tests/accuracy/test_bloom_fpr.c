@@ -52,8 +52,8 @@
  * structure in how positions are derived from the hash shows.
  *
  * The points run on two threads (the filters are independent); the whole
- * grid takes about 45 s in a release build, most of it the scalable filter
- * of 10^8 items, each of whose adds checks all seven layers.
+ * grid takes about 40 s in a release build, most of it the scalable filter
+ * of 10^8 items, each of whose adds looks up its six older layers.
  *
  * All items are deterministic, so a failure reproduces exactly.
  */

@@ -857,9 +857,12 @@ static void test_batch_matches_single(void **state)
     }
     /* writers 0: both filters take any number of writers; 1: the batch
      * filter is set to one writer; 2: the single-add filter is. The plain
-     * stores of one writer must set exactly the bits locked ORs set. */
+     * stores of one writer must set exactly the bits locked ORs set.
+     * Scalable filters (kinds 3, 4) always have one writer. */
     for (int run = 0; run < 15; run++) {
         int kind = run % 5, writers = run / 5;
+        if (writers != 0 && kind >= 3)
+            continue;
         sk_bloom *a, *b;
         switch (kind) {
         case 0: a = new_filter(N, 0.01, SK_BLOOM_BLOCKED); b = new_filter(N, 0.01, SK_BLOOM_BLOCKED); break;
