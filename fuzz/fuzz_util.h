@@ -67,14 +67,24 @@ static inline void fuzz_fix_hll_checksum(uint8_t *buf, size_t len)
         fuzz_store_le32(buf + 12, XXH32(buf + 16, len - 16, XXH32(buf, 12, 0)));
 }
 
+/* The layer count of a Bloom file or dump whose header and layer table are
+ * all in buf, or 0. */
+static inline uint32_t fuzz_bloom_table_layers(const uint8_t *buf, size_t len)
+{
+    if (len < 40)
+        return 0;
+    uint32_t layers = fuzz_le32(buf + 8);
+    if (layers == 0 || layers > 64 || len < 40 + (size_t)layers * 48)
+        return 0;
+    return layers;
+}
+
 /* Sets the header checksum of a Bloom file or dump (docs/bloom-format.md)
  * when its layer count is plausible and the table is all there. */
 static inline void fuzz_fix_bloom_checksum(uint8_t *buf, size_t len)
 {
-    if (len < 40)
-        return;
-    uint32_t layers = fuzz_le32(buf + 8);
-    if (layers == 0 || layers > 64 || len < 40 + (size_t)layers * 48)
+    uint32_t layers = fuzz_bloom_table_layers(buf, len);
+    if (layers == 0)
         return;
     XXH32_state_t *state = XXH32_createState();
     if (state == NULL)
@@ -90,10 +100,8 @@ static inline void fuzz_fix_bloom_checksum(uint8_t *buf, size_t len)
  * whose arrays are all there, then the header checksum. */
 static inline void fuzz_fix_bloom_dump_checksums(uint8_t *buf, size_t len)
 {
-    if (len < 40)
-        return;
-    uint32_t layers = fuzz_le32(buf + 8);
-    if (layers == 0 || layers > 64 || len < 40 + (size_t)layers * 48)
+    uint32_t layers = fuzz_bloom_table_layers(buf, len);
+    if (layers == 0)
         return;
     for (uint32_t i = 0; i < layers; i++) {
         uint8_t *e = buf + 40 + (size_t)i * 48;

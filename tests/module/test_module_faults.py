@@ -39,6 +39,16 @@ def madd(c, key, items):
     return acked, (str(errors[0]) if errors else None)
 
 
+def run_clients(target, count, timeout):
+    """Runs target(i) for i in range(count) on as many threads at once, and
+    waits up to timeout seconds for each."""
+    threads = [threading.Thread(target=target, args=(i,)) for i in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=timeout)
+
+
 def assert_healthy(server):
     c = server.client()
     assert c.ping()
@@ -144,11 +154,7 @@ def test_malformed_commands_from_many_clients(loaded, tools):
         finally:
             c.close()
 
-    threads = [threading.Thread(target=client_loop, args=(seed,)) for seed in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=600)
+    run_clients(client_loop, 6, timeout=600)
     assert errors == []
     assert counts["sent"] == 6 * 250
     assert counts["errors"] > 6 * 250 // 3   # most of them are refused
@@ -277,11 +283,7 @@ def test_key_memory_limit_holds_under_concurrent_growth(servers, tools):
         finally:
             cl.close()
 
-    threads = [threading.Thread(target=grower, args=(s,)) for s in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=600)
+    run_clients(grower, 4, timeout=600)
     assert errors == []
     assert refused[0] > 0, "the filters never reached the limit"
     for k in range(3):
@@ -305,11 +307,7 @@ def test_key_memory_limit_holds_under_concurrent_growth(servers, tools):
         finally:
             cl.close()
 
-    threads = [threading.Thread(target=reserve_too_large, args=(s,)) for s in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=120)
+    run_clients(reserve_too_large, 4, timeout=120)
     assert errors == []
     assert c.keys("big:*") == []
     assert_healthy(server)
