@@ -6,7 +6,7 @@
  *
  * bloom_fpr.csv: rate against bits per item. For each layout (blocked,
  *   classic) and each b = 4..24 bits per item, a filter of m = b n bits
- *   (sk_bloom_new_explicit; blocked rounds m up to whole 512-bit blocks) with
+ *   (sk_bloom_create; blocked rounds m up to whole 512-bit blocks) with
  *   the k that minimizes the library's exact rate of that layout at n items
  *   (sk_bloom_expected_fp_rate, tried over k around b ln 2), receives n
  *   distinct items (default 10^6) and is then asked about Q items never
@@ -14,7 +14,7 @@
  *   sk_bloom_expected_fp_rate(f, n) and, for reference, the textbook
  *   (1 - e^(-kn/m))^k.
  *
- * bloom_scalable.csv: scalable filters (sk_bloom_new_scalable, expansion 2)
+ * bloom_scalable.csv: scalable filters (sk_bloom_create, expansion 2)
  *   for several requested rates p, filled in steps to 1/2, 1, 2, ..., 64
  *   times their initial capacity; after each step the rate is measured and
  *   set against the requested p (which the whole chain must stay below) and
@@ -229,9 +229,9 @@ static void fpr_vs_bits(const char *dir, uint64_t n, uint64_t max_queries, struc
             double best = 2;
             for (unsigned k = center > 3 ? center - 3 : 1; k <= center + 2; k++) {
                 sk_bloom *probe;
-                int rc = sk_bloom_new_explicit(&probe, bits, k, layouts[li]);
+                int rc = sk_bloom_create(&probe, &(sk_bloom_options){.bits = bits, .hashes = k, .layout = layouts[li]});
                 if (rc != SK_OK)
-                    die("sk_bloom_new_explicit", rc);
+                    die("sk_bloom_create", rc);
                 double r = sk_bloom_expected_fp_rate(probe, n);
                 if (r < best) {
                     best = r;
@@ -240,9 +240,9 @@ static void fpr_vs_bits(const char *dir, uint64_t n, uint64_t max_queries, struc
                 sk_bloom_free(probe);
             }
             sk_bloom *f;
-            int rc = sk_bloom_new_explicit(&f, bits, best_k, layouts[li]);
+            int rc = sk_bloom_create(&f, &(sk_bloom_options){.bits = bits, .hashes = best_k, .layout = layouts[li]});
             if (rc != SK_OK)
-                die("sk_bloom_new_explicit", rc);
+                die("sk_bloom_create", rc);
             sk_bloom_info info;
             sk_bloom_get_info(f, &info);
             uint64_t range;
@@ -273,15 +273,15 @@ static void fpr_vs_bits(const char *dir, uint64_t n, uint64_t max_queries, struc
  * layer as it was, but it is one more item the layer answers for, so a
  * closed layer answers for N items with N - (integral of its own rate from
  * 0 to N) = capacity, a little more than its capacity. The layers' shapes
- * are the library's own: layer i has capacity C x expansion^i at rate (p/2) / 2^i,
- * sized by sk_bloom_size_for, and a fixed filter of the same bits and hashes
- * gives its exact rate. */
+ * are the library's own (sk_bloom_plan), and a fixed filter of the same
+ * bits and hashes gives a layer's exact rate. */
+#define MODEL_LAYERS 8
 struct chain_model {
     unsigned layers;
-    sk_bloom *probe[SK_BLOOM_MAX_LAYERS];
-    uint64_t capacity[SK_BLOOM_MAX_LAYERS];
-    uint64_t bits[SK_BLOOM_MAX_LAYERS];
-    double closed_items[SK_BLOOM_MAX_LAYERS]; /* 0 until computed */
+    sk_bloom *probe[MODEL_LAYERS];
+    uint64_t capacity[MODEL_LAYERS];
+    uint64_t bits[MODEL_LAYERS];
+    double closed_items[MODEL_LAYERS]; /* 0 until computed */
 };
 
 /* The items a layer answers for once `count` adds have changed it:
@@ -306,21 +306,27 @@ static void chain_model_init(struct chain_model *cm, uint64_t capacity, double r
                              unsigned expansion, sk_bloom_layout layout)
 {
     memset(cm, 0, sizeof *cm);
-    double r = rate / 2;
-    for (unsigned i = 0; i < SK_BLOOM_MAX_LAYERS; i++, r /= 2) {
-        sk_bloom_layout l = layout;
-        unsigned k;
-        int rc = sk_bloom_size_for(capacity, r, &l, &cm->bits[i], &k);
-        if (rc != SK_OK)
+    sk_bloom_options o = {.capacity = capacity, .fp_rate = rate, .expansion = expansion,
+                          .layout = layout};
+    sk_bloom *chain;
+    int rc = sk_bloom_create(&chain, &o);
+    if (rc != SK_OK)
+        die("sk_bloom_create", rc);
+    sk_bloom_info info;
+    sk_bloom_get_info(chain, &info);
+    sk_bloom_free(chain);
+    for (unsigned i = 0; i < MODEL_LAYERS; i++) {
+        sk_bloom_layer shape;
+        if (sk_bloom_plan(&o, i, &shape) != SK_OK)
             break;
-        rc = sk_bloom_new_explicit(&cm->probe[i], cm->bits[i], k, l);
+        rc = sk_bloom_create(&cm->probe[i], &(sk_bloom_options){.bits = shape.bits,
+                                                                .hashes = shape.hashes,
+                                                                .layout = info.layout});
         if (rc != SK_OK)
-            die("sk_bloom_new_explicit", rc);
-        cm->capacity[i] = capacity;
+            die("sk_bloom_create", rc);
+        cm->bits[i] = shape.bits;
+        cm->capacity[i] = shape.capacity;
         cm->layers = i + 1;
-        if (capacity > UINT64_MAX / expansion || cm->layers == 8)
-            break;
-        capacity *= expansion;
     }
 }
 
@@ -370,9 +376,9 @@ static void scalable(const char *dir, uint64_t capacity, uint64_t max_queries,
     for (int li = 0; li < 2; li++) {
         for (int ri = 0; ri < 3; ri++) {
             sk_bloom *f;
-            int rc = sk_bloom_new_scalable(&f, capacity, rates[ri], 2, layouts[li]);
+            int rc = sk_bloom_create(&f, &(sk_bloom_options){.capacity = capacity, .fp_rate = rates[ri], .expansion = 2, .layout = layouts[li]});
             if (rc != SK_OK)
-                die("sk_bloom_new_scalable", rc);
+                die("sk_bloom_create", rc);
             struct chain_model cm;
             chain_model_init(&cm, capacity, rates[ri], 2, layouts[li]);
             uint64_t range = next_range++, base = range << 40, items = 0;

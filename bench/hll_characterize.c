@@ -273,7 +273,7 @@ struct worker {
 
 static int trial_hashes(struct worker *w, xo_state *st, uint64_t n, double *out)
 {
-    sk_hll_reset(w->h);
+    sk_hll_clear(w->h);
     for (uint64_t i = 0; i < n; i++)
         if (sk_hll_add_hash(w->h, xo_next(st)) < 0)
             return SK_ENOMEM;
@@ -299,7 +299,7 @@ static int sample_sketch(struct worker *w, xo_state *st, unsigned p, uint64_t n,
         w->regs[i] = max_rank(c, q, st);
     }
     size_t len = pack_native(p, w->regs, w->buf);
-    return sk_hll_deserialize(out, w->buf, len, NULL);
+    return sk_hll_deserialize(out, w->buf, len, NULL, NULL);
 }
 
 static int trial_registers(struct worker *w, xo_state *st, unsigned p, uint64_t n,
@@ -531,7 +531,7 @@ static void check_packing(unsigned p, uint64_t seed)
         exit(1);
     }
     sk_hll *back;
-    if (sk_hll_deserialize(&back, mine, my_len, NULL) != SK_OK ||
+    if (sk_hll_deserialize(&back, mine, my_len, NULL, NULL) != SK_OK ||
         sk_hll_count(back) != sk_hll_count(h))
         die("a packed sketch does not read back to the same count");
     printf("packing check p=%-2u: %u hashes -> registers packed here == sk_hll_serialize "

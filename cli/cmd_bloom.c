@@ -99,7 +99,7 @@ static sk_bloom *open_or_die(const char *path, unsigned flags)
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
         die("%s: %s", path, S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file");
     sk_bloom *f;
-    int rc = sk_bloom_open(&f, path, flags);
+    int rc = sk_bloom_open(&f, path, flags, NULL);
     if (rc == SK_EIO)
         die("%s: %s", path, strerror(errno));
     if (rc != SK_OK)
@@ -156,6 +156,50 @@ struct bloom_options {
     const char *output;
 };
 
+/* What one option does to the options of a bloom subcommand. */
+struct bloom_parse {
+    const char *cmd;
+    struct bloom_options *o;
+    int expansion_given;
+};
+
+static void bloom_option(void *ctx, int c, const char *value, const char *long_name)
+{
+    struct bloom_parse *p = ctx;
+    struct bloom_options *o = p->o;
+    /* -v is --verbose for add and --invert for check: each long name is
+     * accepted only by the subcommand it belongs to. */
+    if (c == 'v' && long_name != NULL &&
+        strcmp(long_name, strcmp(p->cmd, "bloom check") == 0 ? "invert" : "verbose") != 0)
+        die_usage(p->cmd, "unknown option '--%s'", long_name);
+    switch (c) {
+    case 'n': o->capacity = parse_uint(value, "capacity", 1, UINT64_C(1) << 50); break;
+    case 'p': o->fp_rate = parse_rate(value); break;
+    case 'l':
+        if (strcmp(value, "auto") == 0)
+            o->layout = SK_BLOOM_AUTO;
+        else if (strcmp(value, "blocked") == 0)
+            o->layout = SK_BLOOM_BLOCKED;
+        else if (strcmp(value, "classic") == 0)
+            o->layout = SK_BLOOM_CLASSIC;
+        else
+            die_usage(p->cmd, "the layout is 'auto', 'blocked' or 'classic', not '%s'", value);
+        break;
+    case 's': o->scalable = 1; break;
+    case 'e':
+        o->expansion = (unsigned)parse_uint(value, "expansion", 1, SK_BLOOM_MAX_EXPANSION);
+        p->expansion_given = 1;
+        break;
+    case 'f': o->force = 1; break;
+    case 'v': o->verbose = o->invert = 1; break;
+    case 'c': o->count_only = 1; break;
+    case 'o': o->output = value; break;
+    case 'i': o->intersect = 1; break;
+    case 'j': o->threads = (int)parse_uint(value, "threads", 1, 256); break;
+    case 'V': o->verify = 1; break;
+    }
+}
+
 static int parse_bloom_options(const char *cmd, const char *usage, const char *optstring,
                                int argc, char **argv, struct bloom_options *o)
 {
@@ -178,56 +222,12 @@ static int parse_bloom_options(const char *cmd, const char *usage, const char *o
     memset(o, 0, sizeof *o);
     o->layout = SK_BLOOM_AUTO;
     o->expansion = 2;
-    opterr = 0;
-    optind = 1;
-    int c, expansion_given = 0, longindex = -1;
-    while ((c = getopt_long(argc, argv, optstring, longopts, &longindex)) != -1) {
-        /* -v is --verbose for add and --invert for check: each long name is
-         * accepted only by the subcommand it belongs to. */
-        const char *long_name = longindex >= 0 ? longopts[longindex].name : NULL;
-        longindex = -1;
-        if (c == 'v' && long_name != NULL &&
-            strcmp(long_name, strcmp(cmd, "bloom check") == 0 ? "invert" : "verbose") != 0)
-            die_usage(cmd, "unknown option '--%s'", long_name);
-        if (c == 'h') {
-            fputs(usage, stdout);
-            exit(EXIT_OK);
-        }
-        if (c == ':')
-            die_usage(cmd, "option '%s' needs a value",
-                      rejected_option(argv, optstring, c));
-        if (c == '?' || strchr(optstring, c) == NULL)
-            die_usage(cmd, "unknown option '%s'", rejected_option(argv, optstring, c));
-        switch (c) {
-        case 'n': o->capacity = parse_uint(optarg, "capacity", 1, UINT64_C(1) << 50); break;
-        case 'p': o->fp_rate = parse_rate(optarg); break;
-        case 'l':
-            if (strcmp(optarg, "auto") == 0)
-                o->layout = SK_BLOOM_AUTO;
-            else if (strcmp(optarg, "blocked") == 0)
-                o->layout = SK_BLOOM_BLOCKED;
-            else if (strcmp(optarg, "classic") == 0)
-                o->layout = SK_BLOOM_CLASSIC;
-            else
-                die_usage(cmd, "the layout is 'auto', 'blocked' or 'classic', not '%s'", optarg);
-            break;
-        case 's': o->scalable = 1; break;
-        case 'e':
-            o->expansion = (unsigned)parse_uint(optarg, "expansion", 1, 1024);
-            expansion_given = 1;
-            break;
-        case 'f': o->force = 1; break;
-        case 'v': o->verbose = o->invert = 1; break;
-        case 'c': o->count_only = 1; break;
-        case 'o': o->output = optarg; break;
-        case 'i': o->intersect = 1; break;
-        case 'j': o->threads = (int)parse_uint(optarg, "threads", 1, 256); break;
-        case 'V': o->verify = 1; break;
-        }
-    }
-    if (expansion_given && !o->scalable)
+    struct bloom_parse p = {cmd, o, 0};
+    const struct cli_spec spec = {cmd, usage, optstring, longopts};
+    int first = parse_options(&spec, argc, argv, bloom_option, &p);
+    if (p.expansion_given && !o->scalable)
         die_usage(cmd, "--expansion applies to scalable filters (--scalable)");
-    return optind;
+    return first;
 }
 
 static int bloom_create(int argc, char **argv)
@@ -247,9 +247,10 @@ static int bloom_create(int argc, char **argv)
     if (!o.force && path_exists(path))
         die("%s: already exists (use --force to replace it)", path);
     sk_bloom *f;
-    int rc = o.scalable ? sk_bloom_new_scalable(&f, o.capacity, o.fp_rate, o.expansion, o.layout)
-                        : sk_bloom_new(&f, o.capacity, o.fp_rate, o.layout);
-    if (rc == SK_EINVAL)
+    sk_bloom_options options = {.capacity = o.capacity, .fp_rate = o.fp_rate,
+                                .layout = o.layout, .expansion = o.scalable ? o.expansion : 0};
+    int rc = sk_bloom_create(&f, &options);
+    if (rc == SK_ETOOLARGE)
         die("a filter for %llu items at rate %g would exceed 2^48 bits",
             (unsigned long long)o.capacity, o.fp_rate);
     if (rc != SK_OK)
@@ -260,7 +261,7 @@ static int bloom_create(int argc, char **argv)
     printf("layout: %s\n", layout_name(info.layout));
     printf("bits: %llu\n", (unsigned long long)info.bits);
     printf("hashes: %u\n", info.hashes);
-    print_size("size", (double)info.memory);
+    print_size("bit arrays", (double)info.array_bytes);
     sk_bloom_free(f);
     return EXIT_OK;
 }
@@ -462,7 +463,7 @@ static int bloom_info(int argc, char **argv)
     printf("layout: %s\n", layout_name(info.layout));
     printf("bits: %llu\n", (unsigned long long)info.bits);
     printf("hashes: %u\n", info.hashes);
-    print_size("memory", (double)info.memory);
+    print_size("bit arrays", (double)info.array_bytes);
     printf("capacity: %llu\n", (unsigned long long)info.capacity);
     if (info.fp_rate > 0)
         printf("requested fp rate: %g\n", info.fp_rate);
@@ -492,7 +493,7 @@ static int bloom_merge(int argc, char **argv)
     sk_bloom *result = open_or_die(argv[first], 0);
     for (int i = first + 1; i < argc; i++) {
         sk_bloom *f = open_or_die(argv[i], 0);
-        int rc = o.intersect ? sk_bloom_intersect(result, f) : sk_bloom_union(result, f);
+        int rc = o.intersect ? sk_bloom_intersect(result, f) : sk_bloom_merge(result, f);
         sk_bloom_free(f);
         if (rc != SK_OK)
             sk_bloom_free(result); /* the message names the files, not the filters */

@@ -94,6 +94,31 @@ static int count_lines(void *ctx, const char *data, size_t len)
     return 0;
 }
 
+/* What the options of sketch count set. */
+struct count_cli {
+    struct count_options opt;
+    const char *output;
+    int threads, verbose;
+};
+
+static void count_option(void *ctx, int c, const char *value, const char *long_name)
+{
+    struct count_cli *cli = ctx;
+    (void)long_name;
+    switch (c) {
+    case 'p': cli->opt.precision = parse_precision(value); break;
+    case 'f': cli->opt.field = (unsigned)parse_uint(value, "field", 1, 1u << 30); break;
+    case 'd':
+        if (strlen(value) != 1)
+            die_usage("count", "the delimiter must be exactly one byte, not '%s'", value);
+        cli->opt.delimiter = value[0];
+        break;
+    case 'o': cli->output = value; break;
+    case 'j': cli->threads = (int)parse_uint(value, "threads", 1, 256); break;
+    case 'v': cli->verbose = 1; break;
+    }
+}
+
 int cmd_count(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -105,33 +130,15 @@ int cmd_count(int argc, char **argv)
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
-    struct count_options opt = {SK_HLL_DEFAULT_PRECISION, 0, '\t'};
-    const char *output = NULL;
-    int threads = 0, verbose = 0, c;
-    opterr = 0;
-    static const char optstring[] = ":p:f:d:o:j:vh";
-    while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
-        switch (c) {
-        case 'p': opt.precision = parse_precision(optarg); break;
-        case 'f': opt.field = (unsigned)parse_uint(optarg, "field", 1, 1u << 30); break;
-        case 'd':
-            if (strlen(optarg) != 1)
-                die_usage("count", "the delimiter must be exactly one byte, not '%s'", optarg);
-            opt.delimiter = optarg[0];
-            break;
-        case 'o': output = optarg; break;
-        case 'j': threads = (int)parse_uint(optarg, "threads", 1, 256); break;
-        case 'v': verbose = 1; break;
-        case 'h': fputs(count_usage, stdout); return EXIT_OK;
-        case ':':
-            die_usage("count", "option '%s' needs a value", rejected_option(argv, optstring, c));
-        default:
-            die_usage("count", "unknown option '%s'", rejected_option(argv, optstring, c));
-        }
-    }
+    struct count_cli cli = {{SK_HLL_DEFAULT_PRECISION, 0, '\t'}, NULL, 0, 0};
+    const struct cli_spec spec = {"count", count_usage, ":p:f:d:o:j:vh", longopts};
+    int operands = parse_options(&spec, argc, argv, count_option, &cli);
+    struct count_options opt = cli.opt;
+    const char *output = cli.output;
+    int threads = cli.threads, verbose = cli.verbose;
 
     int input_count;
-    struct input *inputs = inputs_open(argv + optind, argc - optind, &input_count);
+    struct input *inputs = inputs_open(argv + operands, argc - operands, &input_count);
     uint64_t total = 0;
     for (int i = 0; i < input_count; i++)
         total += inputs[i].size;

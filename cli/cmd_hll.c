@@ -80,6 +80,18 @@ struct hll_options {
     int redis, verbose;
 };
 
+static void hll_option(void *ctx, int c, const char *value, const char *long_name)
+{
+    struct hll_options *opt = ctx;
+    (void)long_name;
+    switch (c) {
+    case 'o': opt->output = value; break;
+    case 'p': opt->precision = parse_precision(value); break;
+    case 'r': opt->redis = 1; break;
+    case 'v': opt->verbose = 1; break;
+    }
+}
+
 static int parse_hll_options(const char *cmd, const char *usage, const char *optstring,
                              int argc, char **argv, struct hll_options *opt)
 {
@@ -91,27 +103,8 @@ static int parse_hll_options(const char *cmd, const char *usage, const char *opt
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     memset(opt, 0, sizeof *opt);
-    opterr = 0;
-    optind = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
-        if (c == 'h') {
-            fputs(usage, stdout);
-            exit(EXIT_OK);
-        }
-        if (c == ':')
-            die_usage(cmd, "option '%s' needs a value",
-                      rejected_option(argv, optstring, c));
-        if (c == '?' || strchr(optstring, c) == NULL)
-            die_usage(cmd, "unknown option '%s'", rejected_option(argv, optstring, c));
-        switch (c) {
-        case 'o': opt->output = optarg; break;
-        case 'p': opt->precision = parse_precision(optarg); break;
-        case 'r': opt->redis = 1; break;
-        case 'v': opt->verbose = 1; break;
-        }
-    }
-    return optind;
+    const struct cli_spec spec = {cmd, usage, optstring, longopts};
+    return parse_options(&spec, argc, argv, hll_option, opt);
 }
 
 static inline int add_line(sk_hll *h, const char *line, size_t len)
@@ -214,19 +207,15 @@ static int hll_info(int argc, char **argv)
         die_usage("hll info", "one FILE at a time");
     sk_hll_format format;
     sk_hll *h = load_hll_or_die(argv[first], &format);
-    /* The encoding of the bytes as written, which is not always the one the
-     * sketch uses in memory: the byte that says it is 5 in sketch's format
-     * and 4 in Redis's. */
-    size_t size = sk_hll_serialized_size(h, format), len;
-    uint8_t *bytes = malloc(size);
-    if (bytes == NULL || sk_hll_serialize(h, format, bytes, size, &len) != SK_OK)
+    /* The encoding of the file, which is not always the one the sketch
+     * uses in memory. */
+    sk_hll_info info;
+    if (sk_hll_get_info(h, format, &info) != SK_OK)
         die("out of memory");
-    int sparse = bytes[format == SK_HLL_REDIS ? 4 : 5] == 1;
-    free(bytes);
     printf("format: %s\n", format == SK_HLL_REDIS ? "redis" : "sketch 1");
-    printf("registers: %u\n", 1u << sk_hll_precision(h));
-    printf("encoding: %s\n", sparse ? "sparse" : "dense");
-    printf("size: %zu bytes\n", size);
+    printf("registers: %u\n", info.registers);
+    printf("encoding: %s\n", info.serialized_encoding == SK_HLL_SPARSE ? "sparse" : "dense");
+    printf("size: %zu bytes\n", info.serialized_size);
     print_estimate(h, stdout);
     sk_hll_free(h);
     return EXIT_OK;

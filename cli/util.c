@@ -3,9 +3,7 @@
 #include "util.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -49,7 +47,7 @@ static const char *option_word(const char *arg)
     return word;
 }
 
-const char *rejected_option(char **argv, const char *optstring, int c)
+static const char *rejected_option(char **argv, const char *optstring, int c)
 {
     static char short_name[3] = "-?";
     if (c == '?' || c == ':') {
@@ -75,6 +73,33 @@ const char *rejected_option(char **argv, const char *optstring, int c)
     return short_name;
 }
 
+int parse_options(const struct cli_spec *spec, int argc, char **argv,
+                  void (*handle)(void *ctx, int option, const char *value,
+                                 const char *long_name),
+                  void *ctx)
+{
+    opterr = 0;
+    optind = 1;
+    int c, longindex = -1;
+    while ((c = getopt_long(argc, argv, spec->optstring, spec->longopts, &longindex)) != -1) {
+        const char *long_name = longindex >= 0 ? spec->longopts[longindex].name : NULL;
+        longindex = -1;
+        if (c == 'h') {
+            fputs(spec->usage, stdout);
+            exit(EXIT_OK);
+        }
+        if (c == ':')
+            die_usage(spec->cmd, "option '%s' needs a value",
+                      rejected_option(argv, spec->optstring, c));
+        /* The long options may name letters of other subcommands. */
+        if (c == '?' || strchr(spec->optstring, c) == NULL)
+            die_usage(spec->cmd, "unknown option '%s'",
+                      rejected_option(argv, spec->optstring, c));
+        handle(ctx, c, optarg, long_name);
+    }
+    return optind;
+}
+
 unsigned long long parse_uint(const char *text, const char *what,
                               unsigned long long min, unsigned long long max)
 {
@@ -93,125 +118,17 @@ unsigned parse_precision(const char *text)
                                 SK_HLL_MAX_PRECISION);
 }
 
-int read_whole_file(const char *path, size_t max, uint8_t **data, size_t *len)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return errno;
-    size_t cap = 4096, used = 0;
-    uint8_t *buf = malloc(cap);
-    int err = buf == NULL ? ENOMEM : 0;
-    while (err == 0) {
-        if (used == cap) {
-            if (cap > max) {
-                err = EFBIG;
-                break;
-            }
-            uint8_t *grown = realloc(buf, cap * 2);
-            if (grown == NULL) {
-                err = ENOMEM;
-                break;
-            }
-            buf = grown;
-            cap *= 2;
-        }
-        ssize_t n = read(fd, buf + used, cap - used);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            err = errno;
-        } else if (n == 0) {
-            break;
-        } else {
-            used += (size_t)n;
-        }
-    }
-    close(fd);
-    if (err == 0 && used > max)
-        err = EFBIG;
-    if (err != 0) {
-        free(buf);
-        return err;
-    }
-    *data = buf;
-    *len = used;
-    return 0;
-}
-
-static int write_all(int fd, const uint8_t *data, size_t len)
-{
-    while (len > 0) {
-        ssize_t n = write(fd, data, len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return errno;
-        }
-        data += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
-int write_file_atomic(const char *path, const void *data, size_t len)
-{
-    size_t path_len = strlen(path);
-    char *tmp = malloc(path_len + sizeof ".tmp.XXXXXX");
-    char *dir_copy = strdup(path);
-    if (tmp == NULL || dir_copy == NULL) {
-        free(tmp);
-        free(dir_copy);
-        return ENOMEM;
-    }
-    memcpy(tmp, path, path_len);
-    memcpy(tmp + path_len, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
-
-    /* Keep the mode of the file we replace; a new file gets 0666 less umask. */
-    mode_t mode;
-    struct stat st;
-    if (stat(path, &st) == 0) {
-        mode = st.st_mode & 07777;
-    } else {
-        mode_t mask = umask(0);
-        umask(mask);
-        mode = 0666 & ~mask;
-    }
-
-    int err = 0;
-    int fd = mkostemp(tmp, O_CLOEXEC);
-    if (fd < 0) {
-        err = errno;
-        goto out;
-    }
-    err = write_all(fd, data, len);
-    if (err == 0 && fchmod(fd, mode) != 0)
-        err = errno;
-    if (err == 0 && fsync(fd) != 0)
-        err = errno;
-    if (close(fd) != 0 && err == 0)
-        err = errno;
-    if (err == 0 && rename(tmp, path) != 0)
-        err = errno;
-    if (err != 0) {
-        unlink(tmp);
-        goto out;
-    }
-    /* Make the rename itself durable. */
-    int dir_fd = open(dirname(dir_copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dir_fd >= 0) {
-        fsync(dir_fd);
-        close(dir_fd);
-    }
-out:
-    free(tmp);
-    free(dir_copy);
-    return err;
-}
-
 int path_exists(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0;
+}
+
+/* The size a file claims, or 0. */
+static uint64_t path_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
 }
 
 void progress_init(struct progress *p, uint64_t total, uint64_t min_total)
@@ -259,19 +176,12 @@ void progress_finish(struct progress *p)
 
 sk_hll *load_hll_or_die(const char *path, sk_hll_format *format)
 {
-    /* The largest valid sketch: a sparse p = 18 sketch at its conversion limit
-     * is far below this; anything bigger is not a sketch. */
-    const size_t max_size = 4u << 20;
-    uint8_t *data;
-    size_t len;
-    int err = read_whole_file(path, max_size, &data, &len);
-    if (err == EFBIG)
-        die("%s: too large to be a HyperLogLog sketch", path);
-    if (err != 0)
-        die("%s: %s", path, strerror(err));
     sk_hll *h;
-    int rc = sk_hll_deserialize(&h, data, len, format);
-    free(data);
+    int rc = sk_hll_load(&h, path, format, NULL);
+    if (rc == SK_EIO)
+        die("%s: %s", path, strerror(errno));
+    if (rc == SK_ETRUNCATED && path_size(path) > SK_HLL_MAX_SERIALIZED_SIZE)
+        die("%s: too large to be a HyperLogLog sketch", path);
     if (rc != SK_OK)
         die("%s: not a valid HyperLogLog sketch: %s", path, sk_strerror(rc));
     return h;
@@ -279,21 +189,14 @@ sk_hll *load_hll_or_die(const char *path, sk_hll_format *format)
 
 void save_hll_or_die(const sk_hll *h, sk_hll_format format, const char *path)
 {
-    size_t cap = sk_hll_serialized_size(h, format);
-    if (cap == 0)
+    int rc = sk_hll_save(h, format, path);
+    if (rc == SK_EINCOMPAT)
         die("%s: a Redis HyperLogLog needs precision 14 or more; this sketch has %u",
             path, sk_hll_precision(h));
-    uint8_t *buf = malloc(cap);
-    if (buf == NULL)
-        die("out of memory");
-    size_t len;
-    int rc = sk_hll_serialize(h, format, buf, cap, &len);
+    if (rc == SK_EIO)
+        die("%s: %s", path, strerror(errno));
     if (rc != SK_OK)
         die("%s: %s", path, sk_strerror(rc));
-    int err = write_file_atomic(path, buf, len);
-    free(buf);
-    if (err != 0)
-        die("%s: %s", path, strerror(err));
 }
 
 void print_estimate(const sk_hll *h, FILE *out)

@@ -1,7 +1,8 @@
 /*
  * util.h: what every subcommand of the sketch command shares: one-line
- * errors with the documented exit codes, strict number parsing, whole-file
- * reads, atomic writes and a progress bar.
+ * errors with the documented exit codes, one option-parsing skeleton,
+ * strict number parsing, sketch files loaded and saved through the library,
+ * and a progress bar.
  */
 #ifndef SKETCH_CLI_UTIL_H
 #define SKETCH_CLI_UTIL_H
@@ -23,10 +24,27 @@ _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void die_usage(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* The option the user wrote that getopt just refused (c is what getopt
- * returned: '?', ':' or an option this subcommand does not take): "-x" for a
- * short one, even inside a bundle such as -vx, "--name" for a long one. */
-const char *rejected_option(char **argv, const char *optstring, int c);
+/* A subcommand's options: getopt_long's optstring (starting with ':', and
+ * '+' first to stop at the first operand) and long options, the name its
+ * errors use ("bloom add") and the usage -h and --help print. */
+struct option;
+struct cli_spec {
+    const char *cmd;
+    const char *usage;
+    const char *optstring;
+    const struct option *longopts;
+};
+
+/* Calls handle(ctx, option, its value, the long name the user wrote or
+ * NULL) for each option of argv, in order, and returns the index of the
+ * first operand. Every subcommand treats alike what is handled here: -h
+ * and --help print the usage and exit 0; an option the subcommand does not
+ * take, or one missing its value, exits 2 naming it as the user wrote it
+ * ("-x" even inside a bundle such as -vx, "--name" for a long one). */
+int parse_options(const struct cli_spec *spec, int argc, char **argv,
+                  void (*handle)(void *ctx, int option, const char *value,
+                                 const char *long_name),
+                  void *ctx);
 
 /* Parses a whole decimal number in [min, max] or dies naming the option. */
 unsigned long long parse_uint(const char *text, const char *what,
@@ -34,15 +52,6 @@ unsigned long long parse_uint(const char *text, const char *what,
 
 /* Parses -p: an integer from 4 to 18. */
 unsigned parse_precision(const char *text);
-
-/* Reads a whole file of at most max bytes into a malloc'ed buffer.
- * Returns 0, or an errno value (EFBIG when larger than max). */
-int read_whole_file(const char *path, size_t max, uint8_t **data, size_t *len);
-
-/* Writes data to path atomically: a temporary file in the same directory,
- * fsync, rename over path, fsync of the directory. A crash at any moment
- * leaves either the old file or the new one. Returns 0 or an errno value. */
-int write_file_atomic(const char *path, const void *data, size_t len);
 
 /* Nonzero if path exists (any type). */
 int path_exists(const char *path);
@@ -60,7 +69,7 @@ void progress_finish(struct progress *p);
 /* Loads a sketch file in either format, or dies with a one-line message. */
 sk_hll *load_hll_or_die(const char *path, sk_hll_format *format);
 
-/* Serializes h and writes it atomically to path, or dies. */
+/* Writes h atomically to path (sk_hll_save), or dies. */
 void save_hll_or_die(const sk_hll *h, sk_hll_format format, const char *path);
 
 /* A command of a group such as `sketch hll`: its name and entry point. */

@@ -56,7 +56,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             fuzz_fix_bloom_dump_checksums(dump, len);
         else if (control & 1)
             fuzz_fix_bloom_checksum(dump, len);
-        size_t head = len >= 40 ? 40 + (size_t)(fuzz_le32(dump + 8) & 127) * 48 : len;
+        size_t head = len >= SK_BF_HEADER_SIZE
+                          ? SK_BF_HEADER_SIZE + (size_t)(sk_load_le32(dump + SK_BF_OFF_LAYERS) & 127) * SK_BF_LAYER_SIZE
+                          : len;
         if (head > len)
             head = len;
         int failed = loadchunk("k", head + 1, dump, head);

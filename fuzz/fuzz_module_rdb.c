@@ -24,7 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(stream, data + 1, size - 1);
     size--;
     if ((control & 4) && size >= 4) {
-        size_t n = fuzz_le32(stream);
+        size_t n = sk_load_le32(stream);
         if (n <= size - 4) {
             if (which == 0)
                 fuzz_fix_bloom_checksum(stream + 4, n);

@@ -15,6 +15,8 @@
 
 #include <xxhash.h>
 
+#include "format.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define FUZZ_CHECK(cond)                                                          \
@@ -49,32 +51,23 @@ static inline const uint8_t *fuzz_bytes(struct fuzz_reader *r, size_t n, size_t 
     return p;
 }
 
-static inline uint32_t fuzz_le32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static inline void fuzz_store_le32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
 /* Sets the checksum of a native HyperLogLog (docs/hll-format.md). */
 static inline void fuzz_fix_hll_checksum(uint8_t *buf, size_t len)
 {
-    if (len >= 16)
-        fuzz_store_le32(buf + 12, XXH32(buf + 16, len - 16, XXH32(buf, 12, 0)));
+    if (len >= SK_HLL_NATIVE_HEADER_SIZE)
+        sk_store_le32(buf + SK_HLL_OFF_CHECKSUM,
+                      XXH32(buf + SK_HLL_NATIVE_HEADER_SIZE, len - SK_HLL_NATIVE_HEADER_SIZE,
+                            XXH32(buf, SK_HLL_OFF_CHECKSUM, 0)));
 }
 
 /* The layer count of a Bloom file or dump whose header and layer table are
  * all in buf, or 0. */
 static inline uint32_t fuzz_bloom_table_layers(const uint8_t *buf, size_t len)
 {
-    if (len < 40)
+    if (len < SK_BF_HEADER_SIZE)
         return 0;
-    uint32_t layers = fuzz_le32(buf + 8);
-    if (layers == 0 || layers > 64 || len < 40 + (size_t)layers * 48)
+    uint32_t layers = sk_load_le32(buf + SK_BF_OFF_LAYERS);
+    if (layers == 0 || (len - SK_BF_HEADER_SIZE) / SK_BF_LAYER_SIZE < layers)
         return 0;
     return layers;
 }
@@ -90,9 +83,9 @@ static inline void fuzz_fix_bloom_checksum(uint8_t *buf, size_t len)
     if (state == NULL)
         return;
     XXH32_reset(state, 0);
-    XXH32_update(state, buf, 32);
-    XXH32_update(state, buf + 40, (size_t)layers * 48);
-    fuzz_store_le32(buf + 32, XXH32_digest(state));
+    XXH32_update(state, buf, SK_BF_CHECKSUMMED_HEADER);
+    XXH32_update(state, buf + SK_BF_HEADER_SIZE, (size_t)layers * SK_BF_LAYER_SIZE);
+    sk_store_le32(buf + SK_BF_OFF_CHECKSUM, XXH32_digest(state));
     XXH32_freeState(state);
 }
 
@@ -104,18 +97,13 @@ static inline void fuzz_fix_bloom_dump_checksums(uint8_t *buf, size_t len)
     if (layers == 0)
         return;
     for (uint32_t i = 0; i < layers; i++) {
-        uint8_t *e = buf + 40 + (size_t)i * 48;
-        uint64_t bits = 0, offset = 0;
-        for (int b = 0; b < 8; b++) {
-            bits |= (uint64_t)e[b] << (8 * b);
-            offset |= (uint64_t)e[32 + b] << (8 * b);
-        }
+        uint8_t *e = buf + SK_BF_HEADER_SIZE + (size_t)i * SK_BF_LAYER_SIZE;
+        uint64_t bits = sk_load_le64(e + SK_BF_LAYER_OFF_BITS);
+        uint64_t offset = sk_load_le64(e + SK_BF_LAYER_OFF_ARRAY);
         uint64_t bytes = (bits + 63) / 64 * 8;
         if (offset > len || bytes > len - offset)
             return;
-        uint64_t sum = XXH3_64bits(buf + offset, (size_t)bytes);
-        for (int b = 0; b < 8; b++)
-            e[40 + b] = (uint8_t)(sum >> (8 * b));
+        sk_store_le64(e + SK_BF_LAYER_OFF_CHECKSUM, XXH3_64bits(buf + offset, (size_t)bytes));
     }
     fuzz_fix_bloom_checksum(buf, len);
 }

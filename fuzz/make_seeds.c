@@ -122,7 +122,7 @@ static sk_bloom *filter(int kind)
     else if (kind == 1)
         rc = sk_bloom_new(&f, 60, 0.001, SK_BLOOM_CLASSIC);
     else
-        rc = sk_bloom_new_scalable(&f, 20, 0.01, 2, SK_BLOOM_AUTO);
+        rc = sk_bloom_create(&f, &(sk_bloom_options){.capacity = 20, .fp_rate = 0.01, .expansion = 2, .layout = SK_BLOOM_AUTO});
     if (rc != SK_OK)
         die("sk_bloom_new");
     for (unsigned i = 0; i < (kind == 2 ? 100u : 50u); i++) {

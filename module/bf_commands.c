@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common.h"
 #include "module.h"
 
 #define DEFAULT_ERROR_RATE 0.01
@@ -51,38 +52,38 @@ static int reply_too_large(RedisModuleCtx *ctx, uint64_t bytes)
     return RM_ReplyWithError(ctx, message);
 }
 
+/* The options of a new filter: the library enforces MAX-KEY-MEMORY as the
+ * filter's budget. RedisBloom takes rates up to 1; above 0.5 a filter of
+ * rate 0.5 serves them better than asked. */
+static sk_bloom_options filter_options(const struct bloom_params *p)
+{
+    return (sk_bloom_options){
+        .capacity = (uint64_t)p->capacity,
+        .fp_rate = p->error_rate > SK_BLOOM_MAX_FP_RATE ? SK_BLOOM_MAX_FP_RATE : p->error_rate,
+        .layout = SK_BLOOM_AUTO,
+        .expansion = p->nonscaling ? 0 : (unsigned)p->expansion,
+        .max_memory = module_config.max_key_memory,
+    };
+}
+
 /* Creates a filter within the memory limit, or replies an error and
- * returns NULL. RedisBloom takes rates up to 1; above 0.5 a filter of rate
- * 0.5 serves them better than asked. */
+ * returns NULL. */
 static sk_bloom *create_filter(RedisModuleCtx *ctx, const struct bloom_params *p)
 {
-    double rate = p->error_rate > SK_BLOOM_MAX_FP_RATE ? SK_BLOOM_MAX_FP_RATE : p->error_rate;
-    double first_rate = p->nonscaling ? rate : rate / 2;
-    sk_bloom_layout layout = SK_BLOOM_AUTO;
-    uint64_t bits;
-    unsigned hashes;
-    int rc = sk_bloom_size_for((uint64_t)p->capacity, first_rate, &layout, &bits, &hashes);
-    if (rc == SK_EINVAL) {
-        reply_too_large(ctx, UINT64_MAX);
-        return NULL;
-    }
-    if (rc != SK_OK) {
-        reply_status(ctx, rc);
-        return NULL;
-    }
-    if (bits / 8 > module_config.max_key_memory) {
-        reply_too_large(ctx, bits / 8);
-        return NULL;
-    }
+    sk_bloom_options o = filter_options(p);
     sk_bloom *f;
-    rc = p->nonscaling ? sk_bloom_new(&f, (uint64_t)p->capacity, rate, SK_BLOOM_AUTO)
-                       : sk_bloom_new_scalable(&f, (uint64_t)p->capacity, rate,
-                                               (unsigned)p->expansion, SK_BLOOM_AUTO);
-    if (rc != SK_OK) {
+    int rc = sk_bloom_create(&f, &o);
+    if (rc == SK_OK)
+        return f;
+    sk_bloom_layer first;
+    if (rc == SK_EBUDGET && sk_bloom_plan(&o, 0, &first) == SK_OK)
+        reply_too_large(ctx, first.bytes);
+    else if (rc == SK_ETOOLARGE)
+        RM_ReplyWithError(ctx, "ERR the filter would take more than the library's limit of "
+                               "2^48 bits per layer");
+    else
         reply_status(ctx, rc);
-        return NULL;
-    }
-    return f;
+    return NULL;
 }
 
 /* Opens key for the command: RM_OK with *filter its filter, or NULL if the
@@ -114,24 +115,21 @@ static int add_item(RedisModuleCtx *ctx, sk_bloom *f, RedisModuleString *item)
     const char *data = RM_StringPtrLen(item, &len);
     sk_bloom_info info;
     sk_bloom_get_info(f, &info);
-    if (info.count >= info.capacity && !sk_bloom_contains(f, data, len)) {
-        if (info.expansion == 0) {
-            RM_ReplyWithError(ctx, "ERR non scaling filter is full");
-            return -1;
-        }
-        uint64_t next = sk_bloom_next_layer_bytes(f);
-        if (next == 0) {
-            RM_ReplyWithError(ctx, "ERR the filter is full: a scaling filter has at most "
-                                   "64 layers");
-            return -1;
-        }
-        if (info.memory + next > module_config.max_key_memory) {
-            reply_too_large(ctx, info.memory + next);
-            return -1;
-        }
+    /* RedisBloom refuses new items past the capacity of a fixed filter. */
+    if (info.expansion == 0 && info.count >= info.capacity && !sk_bloom_contains(f, data, len)) {
+        RM_ReplyWithError(ctx, "ERR non scaling filter is full");
+        return -1;
     }
     int rc = sk_bloom_add(f, data, len);
-    if (rc < 0)
+    if (rc >= 0)
+        return rc;
+    sk_bloom_layer next;
+    if (rc == SK_EBUDGET && sk_bloom_get_layer(f, info.layers, &next) == SK_OK)
+        reply_too_large(ctx, info.memory + next.bytes);
+    else if (rc == SK_EFULL)
+        RM_ReplyWithError(ctx, "ERR the filter is full: its next layer would be past the "
+                               "library's limits");
+    else
         reply_status(ctx, rc);
     return rc;
 }
@@ -160,7 +158,7 @@ static int parse_rate_and_capacity(RedisModuleCtx *ctx, RedisModuleString *rate_
 static int parse_expansion(RedisModuleCtx *ctx, RedisModuleString *arg, struct bloom_params *p)
 {
     if (RM_StringToLongLong(arg, &p->expansion) != RM_OK || p->expansion < 1 ||
-        p->expansion > 1024) {
+        p->expansion > SK_BLOOM_MAX_EXPANSION) {
         RM_ReplyWithError(ctx, "ERR bad expansion");
         return RM_ERR;
     }
@@ -487,7 +485,7 @@ static int cmd_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
         /* The header: a new, empty filter of its shape replaces the key. */
         sk_bloom *restored;
         size_t header_len;
-        rc = sk_bloom_restore_begin(&restored, data, len, &header_len);
+        rc = sk_bloom_restore_begin(&restored, data, len, &header_len, NULL);
         if (rc == SK_OK && header_len != len) {
             sk_bloom_free(restored);
             rc = SK_ECORRUPT;
@@ -500,6 +498,7 @@ static int cmd_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
                 RM_CloseKey(key);
                 return reply_too_large(ctx, info.memory);
             }
+            sk_bloom_set_max_memory(restored, module_config.max_key_memory);
             RM_ModuleTypeSetValue(key, bloom_type, restored);
         }
     } else if (f == NULL) {
@@ -555,7 +554,7 @@ static void *bloom_rdb_load(RedisModuleIO *io, int encver)
         return NULL;
     sk_bloom *f;
     size_t header_len;
-    int rc = sk_bloom_restore_begin(&f, header, len, &header_len);
+    int rc = sk_bloom_restore_begin(&f, header, len, &header_len, NULL);
     RM_Free(header);
     if (rc != SK_OK || header_len != len) {
         if (rc == SK_OK)
@@ -585,6 +584,9 @@ static void *bloom_rdb_load(RedisModuleIO *io, int encver)
         sk_bloom_free(f);
         return NULL;
     }
+    /* A loaded filter keeps what it holds, even past the limit, and grows
+     * within it like any other (docs/limits.md). */
+    sk_bloom_set_max_memory(f, module_config.max_key_memory);
     return f;
 }
 
@@ -612,7 +614,7 @@ static size_t bloom_mem_usage(const void *value)
 {
     sk_bloom_info info;
     sk_bloom_get_info(value, &info);
-    return info.memory + sizeof(info);
+    return info.memory;
 }
 
 static void bloom_free(void *value)
@@ -624,29 +626,8 @@ static void *bloom_copy(RedisModuleString *from, RedisModuleString *to, const vo
 {
     (void)from;
     (void)to;
-    const sk_bloom *f = value;
-    uint64_t size = sk_bloom_dump_size(f);
-    size_t header = sk_bloom_dump_header_size(f), header_len;
-    char *buf = malloc(header);
-    sk_bloom *copy = NULL;
-    if (buf == NULL || sk_bloom_dump_read(f, 0, buf, header) != SK_OK ||
-        sk_bloom_restore_begin(&copy, buf, header, &header_len) != SK_OK) {
-        free(buf);
-        return NULL;
-    }
-    free(buf);
-    buf = malloc(DUMP_PIECE);
-    for (uint64_t at = header; buf != NULL && at < size; at += DUMP_PIECE) {
-        size_t len = size - at < DUMP_PIECE ? (size_t)(size - at) : DUMP_PIECE;
-        sk_bloom_dump_read(f, at, buf, len);
-        sk_bloom_restore_chunk(copy, at, buf, len);
-    }
-    if (buf == NULL) {
-        sk_bloom_free(copy);
-        return NULL;
-    }
-    free(buf);
-    return copy;
+    sk_bloom *copy;
+    return sk_bloom_copy(&copy, value) == SK_OK ? copy : NULL;
 }
 
 int bloom_register(RedisModuleCtx *ctx)

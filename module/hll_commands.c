@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common.h"
 #include "module.h"
 
 RedisModuleType *hll_type;
@@ -52,7 +53,7 @@ static int read_sketch(RedisModuleCtx *ctx, RedisModuleString *name, sk_hll **ou
         size_t len;
         const char *bytes = RM_StringDMA(key, &len, RM_READ);
         sk_hll_format format;
-        int status = sk_hll_deserialize(out, bytes, len, &format);
+        int status = sk_hll_deserialize(out, bytes, len, &format, NULL);
         if (status != SK_OK || format != SK_HLL_REDIS) {
             sk_hll_free(*out);
             *out = NULL;
@@ -255,13 +256,15 @@ static int cmd_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     RM_ReplyWithSimpleString(ctx, "Registers");
     RM_ReplyWithLongLong(ctx, 1LL << sk_hll_precision(h));
     RM_ReplyWithSimpleString(ctx, "Encoding");
-    RM_ReplyWithSimpleString(ctx, sk_hll_is_sparse(h) ? "sparse" : "dense");
+    sk_hll_info info;
+    sk_hll_get_info(h, SK_HLL_NATIVE, &info);
+    RM_ReplyWithSimpleString(ctx, info.encoding == SK_HLL_SPARSE ? "sparse" : "dense");
     RM_ReplyWithSimpleString(ctx, "Count");
     RM_ReplyWithLongLong(ctx, (long long)e.count);
     RM_ReplyWithSimpleString(ctx, "Standard error");
     RM_ReplyWithDouble(ctx, e.relative_error);
     RM_ReplyWithSimpleString(ctx, "Memory");
-    RM_ReplyWithLongLong(ctx, (long long)sk_hll_memory(h));
+    RM_ReplyWithLongLong(ctx, (long long)info.memory);
     if (owned)
         sk_hll_free(h);
     return RM_OK;
@@ -316,7 +319,7 @@ static int cmd_import(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     size_t len;
     const char *bytes = RM_StringPtrLen(argv[2], &len);
     sk_hll *h;
-    int status = sk_hll_deserialize(&h, bytes, len, NULL);
+    int status = sk_hll_deserialize(&h, bytes, len, NULL, NULL);
     if (status != SK_OK) {
         char message[128];
         snprintf(message, sizeof message, "ERR not a HyperLogLog: %s", sk_strerror(status));
@@ -366,7 +369,7 @@ static void *hll_rdb_load(RedisModuleIO *io, int encver)
         return NULL;
     sk_hll *h;
     sk_hll_format format;
-    int status = sk_hll_deserialize(&h, buf, len, &format);
+    int status = sk_hll_deserialize(&h, buf, len, &format, NULL);
     RM_Free(buf);
     if (status != SK_OK || format != SK_HLL_NATIVE) {
         if (status == SK_OK)
@@ -393,7 +396,9 @@ static void hll_aof_rewrite(RedisModuleIO *io, RedisModuleString *key, void *val
 
 static size_t hll_mem_usage(const void *value)
 {
-    return sk_hll_memory(value);
+    sk_hll_info info;
+    sk_hll_get_info(value, SK_HLL_NATIVE, &info);
+    return info.memory;
 }
 
 static void hll_free(void *value)

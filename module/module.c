@@ -8,69 +8,16 @@
  * capacity, or a scaling filter that would grow past it, gets an error
  * instead of exhausting the server.
  *
- * The commands are in bloom.c (BF.*, compatible with RedisBloom) and hll.c
- * (HLL.*); both keep their values in types of their own, saved in RDB and
- * AOF, copied by DUMP/RESTORE and MIGRATE, and replicated verbatim.
+ * The commands are in bf_commands.c (BF.*, compatible with RedisBloom) and
+ * hll_commands.c (HLL.*), the settings in common.c. Both kinds keep their
+ * values in types of their own, saved in RDB and AOF, copied by DUMP/RESTORE
+ * and MIGRATE, and replicated verbatim.
  */
-#include <ctype.h>
-#include <errno.h>
-#include <stdlib.h>
-#include <string.h>
-#include <strings.h>
-
+#include "common.h"
 #include "module.h"
 
 #define MODULE_NAME "sketch"
 #define MODULE_VERSION 100
-
-struct module_config module_config = {.max_key_memory = UINT64_C(1) << 30};
-
-int arg_is(RedisModuleString *arg, const char *keyword)
-{
-    size_t len;
-    const char *s = RM_StringPtrLen(arg, &len);
-    return len == strlen(keyword) && strncasecmp(s, keyword, len) == 0;
-}
-
-int reply_status(RedisModuleCtx *ctx, int status)
-{
-    static const char prefix[] = "ERR ";
-    char message[128];
-    memcpy(message, prefix, sizeof prefix - 1);
-    strncpy(message + sizeof prefix - 1, sk_strerror(status),
-            sizeof message - sizeof prefix);
-    message[sizeof message - 1] = '\0';
-    return RM_ReplyWithError(ctx, message);
-}
-
-/* Parses "123", "64mb", "1gb" into bytes; 0 on error. */
-static uint64_t parse_size(RedisModuleString *arg)
-{
-    size_t len;
-    const char *s = RM_StringPtrLen(arg, &len);
-    char text[32];
-    if (len == 0 || len >= sizeof text)
-        return 0;
-    memcpy(text, s, len);
-    text[len] = '\0';
-    char *end;
-    errno = 0;
-    unsigned long long value = strtoull(text, &end, 10);
-    if (end == text || !isdigit((unsigned char)text[0]) || errno != 0)
-        return 0;
-    uint64_t unit = 1;
-    if (strcasecmp(end, "kb") == 0)
-        unit = UINT64_C(1) << 10;
-    else if (strcasecmp(end, "mb") == 0)
-        unit = UINT64_C(1) << 20;
-    else if (strcasecmp(end, "gb") == 0)
-        unit = UINT64_C(1) << 30;
-    else if (*end != '\0')
-        return 0;
-    if (value > UINT64_MAX / unit)
-        return 0;
-    return value * unit;
-}
 
 __attribute__((visibility("default"))) int
 RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
@@ -81,17 +28,8 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return RM_ERR;
     RM_SetModuleAttribs(ctx, MODULE_NAME, MODULE_VERSION, 1);
     RM_SetModuleOptions(ctx, RM_OPTIONS_HANDLE_IO_ERRORS);
-    for (int i = 0; i < argc; i += 2) {
-        if (!arg_is(argv[i], "MAX-KEY-MEMORY") || i + 1 == argc) {
-            RM_Log(ctx, "warning", "sketch: unknown or incomplete module argument");
-            return RM_ERR;
-        }
-        module_config.max_key_memory = parse_size(argv[i + 1]);
-        if (module_config.max_key_memory == 0) {
-            RM_Log(ctx, "warning", "sketch: MAX-KEY-MEMORY takes a size such as 512mb");
-            return RM_ERR;
-        }
-    }
+    if (config_load(ctx, argv, argc) != RM_OK)
+        return RM_ERR;
     if (bloom_register(ctx) != RM_OK || hll_register(ctx) != RM_OK)
         return RM_ERR;
     return RM_OK;

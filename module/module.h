@@ -1,23 +1,12 @@
 /*
- * module.h: what the parts of sketch.so share: the two data types, the
- * module's settings, and small reply helpers.
+ * module.h: the two halves of sketch.so that module.c registers: the BF.*
+ * commands with their data type (bf_commands.c) and the HLL.* commands with
+ * theirs (hll_commands.c).
  */
 #ifndef SKETCH_MODULE_H
 #define SKETCH_MODULE_H
 
-#include <stddef.h>
-#include <stdint.h>
-
 #include "rm_api.h"
-#include "sketch.h"
-
-/* Settings, from the module's load arguments. */
-struct module_config {
-    /* The largest filter or sketch one key may hold, in bytes; creating or
-     * growing past it is refused with an error. */
-    uint64_t max_key_memory;
-};
-extern struct module_config module_config;
 
 extern RedisModuleType *bloom_type;
 extern RedisModuleType *hll_type;
@@ -26,11 +15,5 @@ extern RedisModuleType *hll_type;
 int bloom_register(RedisModuleCtx *ctx);
 /* Registers the HLL.* commands and the HyperLogLog type. */
 int hll_register(RedisModuleCtx *ctx);
-
-/* Replies "ERR <reason>" for a library status code. */
-int reply_status(RedisModuleCtx *ctx, int status);
-
-/* The argument as a NUL-free case-insensitive keyword comparison. */
-int arg_is(RedisModuleString *arg, const char *keyword);
 
 #endif

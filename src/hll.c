@@ -43,43 +43,13 @@
  * 6-bit fields make add a single load and store, merge a loop the compiler
  * vectorizes, and the histogram a byte scan. Serialized forms pack registers
  * to 6 bits, so a p = 14 sketch is 12 KB on disk and in Redis.
- *
- * Native serialized format, version 1 (all integers little-endian; see also
- * docs/hll-format.md):
- *
- *     offset size
- *      0     4    magic "SKHL"
- *      4     1    format version, 1
- *      5     1    encoding: 0 dense, 1 sparse
- *      6     1    precision p, 4..18
- *      7     1    hash: 1 = MurmurHash64A with seed 0xadc83b19 (Redis's)
- *      8     4    sparse: number of entries n; dense: 0
- *     12     4    checksum: XXH32 of the body, seeded with XXH32 of bytes 0..11
- *     16          body
- *
- * Dense body: m registers of 6 bits packed least-significant bit first, as
- * Redis packs them (6m/8 bytes). Sparse body: n entries of 4 bytes,
- * (index << 6 | value), strictly increasing, every value in 1..q+1.
- * The writer picks whichever body is smaller. The reader accepts a string only
- * if every field, length, value and the checksum is exactly as described.
  */
 #include <limits.h>
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include <xxhash.h>
-
-#include "bytes.h"
 #include "hll_internal.h"
 #include "murmur64a.h"
-
-#define NATIVE_MAGIC "SKHL"
-#define NATIVE_VERSION 1
-#define NATIVE_HEADER_SIZE 16
-#define NATIVE_HASH_MURMUR64A_REDIS 1
-#define ENCODING_DENSE 0
-#define ENCODING_SPARSE 1
 
 /* 1 / (2 ln 2), the limit of the classic alpha_m, used by Ertl's estimator. */
 #define ALPHA_INF 0.721347520444481703680
@@ -88,61 +58,70 @@
  * sqrt(m), the familiar 1.04/sqrt(m). */
 #define RSE_FACTOR 1.0389618114391
 
-static uint32_t register_count(unsigned precision)
-{
-    return UINT32_C(1) << precision;
-}
-
 static uint32_t sparse_limit(unsigned precision)
 {
-    uint32_t limit = register_count(precision) / 8;
+    uint32_t limit = sk__hll_registers(precision) / 8;
     return limit < 4096 ? limit : 4096;
 }
 
-static size_t dense_packed_size(unsigned precision)
-{
-    return (size_t)register_count(precision) * 6 / 8;
-}
-
-int sk_hll_new(sk_hll **out, unsigned precision)
+int sk_hll_create(sk_hll **out, unsigned precision, const sk_allocator *allocator)
 {
     if (out == NULL)
         return SK_EINVAL;
     *out = NULL;
     if (precision < SK_HLL_MIN_PRECISION || precision > SK_HLL_MAX_PRECISION)
         return SK_EINVAL;
-    sk_hll *h = calloc(1, sizeof *h);
+    sk_allocator a;
+    sk__allocator_init(&a, allocator);
+    sk_hll *h = sk__zalloc(&a, sizeof *h);
     if (h == NULL)
         return SK_ENOMEM;
     h->precision = precision;
+    h->alloc = a;
     *out = h;
     return SK_OK;
+}
+
+int sk_hll_new(sk_hll **out, unsigned precision)
+{
+    return sk_hll_create(out, precision, NULL);
+}
+
+/* Releases the registers, leaving an empty sparse sketch. */
+static void release_registers(sk_hll *h)
+{
+    sk__free(&h->alloc, h->registers, sk__hll_registers(h->precision));
+    sk__free(&h->alloc, h->sparse, (size_t)h->sparse_cap * sizeof *h->sparse);
+    h->registers = NULL;
+    h->sparse = NULL;
+    h->sparse_len = h->sparse_cap = 0;
 }
 
 void sk_hll_free(sk_hll *h)
 {
     if (h == NULL)
         return;
-    free(h->registers);
-    free(h->sparse);
-    free(h);
+    release_registers(h);
+    sk_allocator a = h->alloc;
+    sk__free(&a, h, sizeof *h);
 }
 
 int sk_hll_copy(sk_hll **out, const sk_hll *src)
 {
     if (out == NULL || src == NULL)
         return SK_EINVAL;
-    int rc = sk_hll_new(out, src->precision);
+    int rc = sk_hll_create(out, src->precision, &src->alloc);
     if (rc != SK_OK)
         return rc;
     sk_hll *h = *out;
+    size_t m = sk__hll_registers(src->precision);
     if (src->registers != NULL) {
-        h->registers = malloc(register_count(src->precision));
+        h->registers = sk__alloc(&h->alloc, m);
         if (h->registers == NULL)
             goto nomem;
-        memcpy(h->registers, src->registers, register_count(src->precision));
+        memcpy(h->registers, src->registers, m);
     } else if (src->sparse_len > 0) {
-        h->sparse = malloc(src->sparse_len * sizeof *h->sparse);
+        h->sparse = sk__alloc(&h->alloc, src->sparse_len * sizeof *h->sparse);
         if (h->sparse == NULL)
             goto nomem;
         memcpy(h->sparse, src->sparse, src->sparse_len * sizeof *h->sparse);
@@ -155,13 +134,12 @@ nomem:
     return SK_ENOMEM;
 }
 
-void sk_hll_reset(sk_hll *h)
+int sk_hll_clear(sk_hll *h)
 {
-    free(h->registers);
-    free(h->sparse);
-    h->registers = NULL;
-    h->sparse = NULL;
-    h->sparse_len = h->sparse_cap = 0;
+    if (h == NULL)
+        return SK_EINVAL;
+    release_registers(h);
+    return SK_OK;
 }
 
 unsigned sk_hll_precision(const sk_hll *h)
@@ -169,16 +147,11 @@ unsigned sk_hll_precision(const sk_hll *h)
     return h->precision;
 }
 
-int sk_hll_is_sparse(const sk_hll *h)
-{
-    return h->registers == NULL;
-}
-
-size_t sk_hll_memory(const sk_hll *h)
+size_t sk__hll_memory(const sk_hll *h)
 {
     size_t bytes = sizeof *h;
     if (h->registers != NULL)
-        bytes += register_count(h->precision);
+        bytes += sk__hll_registers(h->precision);
     bytes += (size_t)h->sparse_cap * sizeof *h->sparse;
     return bytes;
 }
@@ -218,14 +191,12 @@ int sk__hll_make_dense(sk_hll *h)
 {
     if (h->registers != NULL)
         return SK_OK;
-    uint8_t *registers = calloc(register_count(h->precision), 1);
+    uint8_t *registers = sk__zalloc(&h->alloc, sk__hll_registers(h->precision));
     if (registers == NULL)
         return SK_ENOMEM;
     for (uint32_t i = 0; i < h->sparse_len; i++)
         registers[h->sparse[i] >> 8] = (uint8_t)(h->sparse[i] & 0xff);
-    free(h->sparse);
-    h->sparse = NULL;
-    h->sparse_len = h->sparse_cap = 0;
+    release_registers(h);
     h->registers = registers;
     return SK_OK;
 }
@@ -253,9 +224,12 @@ __attribute__((noinline, cold)) static int sparse_set(sk_hll *h, uint32_t idx,
         uint32_t cap = h->sparse_cap ? h->sparse_cap * 2 : 4;
         if (cap > sparse_limit(h->precision))
             cap = sparse_limit(h->precision);
-        uint32_t *grown = realloc(h->sparse, cap * sizeof *grown);
+        uint32_t *grown = sk__alloc(&h->alloc, cap * sizeof *grown);
         if (grown == NULL)
             return SK_ENOMEM;
+        if (h->sparse_len > 0)
+            memcpy(grown, h->sparse, h->sparse_len * sizeof *grown);
+        sk__free(&h->alloc, h->sparse, (size_t)h->sparse_cap * sizeof *grown);
         h->sparse = grown;
         h->sparse_cap = cap;
     }
@@ -285,7 +259,7 @@ int sk__hll_set(sk_hll *h, uint32_t idx, unsigned value)
 static inline int add_hash(sk_hll *h, uint64_t hash)
 {
     unsigned p = h->precision;
-    uint32_t idx = (uint32_t)(hash & (register_count(p) - 1));
+    uint32_t idx = (uint32_t)(hash & (sk__hll_registers(p) - 1));
     uint64_t rank_bits = (hash >> p) | UINT64_C(1) << (64 - p);
     unsigned rank = (unsigned)__builtin_ctzll(rank_bits) + 1;
     return set_register(h, idx, rank);
@@ -336,7 +310,7 @@ static double ertl_tau(double x)
 
 double sk__hll_estimate_from_histogram(const uint32_t *histogram, unsigned precision)
 {
-    double m = register_count(precision);
+    double m = sk__hll_registers(precision);
     unsigned q = 64 - precision;
     double z = m * ertl_tau((m - histogram[q + 1]) / m);
     for (unsigned k = q; k >= 1; k--) {
@@ -350,7 +324,7 @@ double sk__hll_estimate_from_histogram(const uint32_t *histogram, unsigned preci
 /* histogram must have 64 zeroed slots; register values never exceed 61. */
 static void register_histogram(const sk_hll *h, uint32_t *histogram)
 {
-    uint32_t m = register_count(h->precision);
+    uint32_t m = sk__hll_registers(h->precision);
     if (h->registers == NULL) {
         for (uint32_t i = 0; i < h->sparse_len; i++)
             histogram[h->sparse[i] & 0xff]++;
@@ -391,7 +365,7 @@ void sk_hll_estimate_with_bounds(const sk_hll *h, sk_hll_estimate *out)
 {
     uint32_t histogram[64] = {0};
     register_histogram(h, histogram);
-    double m = register_count(h->precision);
+    double m = sk__hll_registers(h->precision);
     double n = sk__hll_estimate_from_histogram(histogram, h->precision);
     double nonzero = m - histogram[0];
 
@@ -430,7 +404,7 @@ static void fold_register(uint32_t idx, unsigned value, unsigned from, unsigned 
                           uint32_t *new_idx, unsigned *new_value)
 {
     uint32_t dropped = idx >> to;
-    *new_idx = idx & (register_count(to) - 1);
+    *new_idx = idx & (sk__hll_registers(to) - 1);
     *new_value = dropped != 0 ? (unsigned)__builtin_ctz(dropped) + 1
                               : value + (from - to);
 }
@@ -440,7 +414,7 @@ static int merge_registers(sk_hll *dst, const sk_hll *src)
 {
     unsigned from = src->precision, to = dst->precision;
     if (src->registers != NULL) {
-        uint32_t m = register_count(from);
+        uint32_t m = sk__hll_registers(from);
         if (from == to && dst->registers != NULL) {
             uint8_t *d = dst->registers;
             const uint8_t *s = src->registers;
@@ -472,12 +446,12 @@ static int merge_registers(sk_hll *dst, const sk_hll *src)
     return SK_OK;
 }
 
+/* dst takes the registers of src, which goes; both have one allocator. */
 static void take_contents(sk_hll *dst, sk_hll *src)
 {
-    free(dst->registers);
-    free(dst->sparse);
+    release_registers(dst);
     *dst = *src;
-    free(src);
+    sk__free(&src->alloc, src, sizeof *src);
 }
 
 int sk_hll_fold(sk_hll *h, unsigned precision)
@@ -487,7 +461,7 @@ int sk_hll_fold(sk_hll *h, unsigned precision)
     if (precision == h->precision)
         return SK_OK;
     sk_hll *folded;
-    int rc = sk_hll_new(&folded, precision);
+    int rc = sk_hll_create(&folded, precision, &h->alloc);
     if (rc != SK_OK)
         return rc;
     rc = merge_registers(folded, h);
@@ -530,8 +504,8 @@ int sk_hll_merge(sk_hll *dst, const sk_hll *src)
 
 void sk__hll_pack6(const sk_hll *h, uint8_t *out)
 {
-    uint32_t m = register_count(h->precision);
-    memset(out, 0, dense_packed_size(h->precision));
+    uint32_t m = sk__hll_registers(h->precision);
+    memset(out, 0, sk__hll_dense_size(h->precision));
     if (h->registers == NULL) {
         for (uint32_t i = 0; i < h->sparse_len; i++) {
             uint32_t idx = h->sparse[i] >> 8, value = h->sparse[i] & 0xff;
@@ -563,180 +537,3 @@ void sk__hll_unpack6(const uint8_t *in, uint32_t m, uint8_t *registers)
     }
 }
 
-/* ---- native format ------------------------------------------------------- */
-
-static int native_prefers_sparse(const sk_hll *h)
-{
-    uint32_t nonzero = h->registers == NULL ? h->sparse_len : 0;
-    if (h->registers != NULL) {
-        uint32_t m = register_count(h->precision);
-        for (uint32_t i = 0; i < m; i++)
-            nonzero += h->registers[i] != 0;
-    }
-    return (size_t)nonzero * 4 < dense_packed_size(h->precision);
-}
-
-static uint32_t native_checksum(const uint8_t *header, const uint8_t *body, size_t body_len)
-{
-    return XXH32(body, body_len, XXH32(header, 12, 0));
-}
-
-static size_t native_size(const sk_hll *h, int sparse)
-{
-    if (!sparse)
-        return NATIVE_HEADER_SIZE + dense_packed_size(h->precision);
-    size_t entries = h->sparse_len;
-    if (h->registers != NULL) {
-        uint32_t m = register_count(h->precision);
-        entries = 0;
-        for (uint32_t i = 0; i < m; i++)
-            entries += h->registers[i] != 0;
-    }
-    return NATIVE_HEADER_SIZE + entries * 4;
-}
-
-static int native_write(const sk_hll *h, uint8_t *buf, size_t cap, size_t *len)
-{
-    int sparse = native_prefers_sparse(h);
-    size_t size = native_size(h, sparse);
-    if (cap < size)
-        return SK_ENOSPACE;
-    uint8_t *body = buf + NATIVE_HEADER_SIZE;
-    uint32_t entries = 0;
-    if (sparse) {
-        uint32_t m = register_count(h->precision);
-        for (uint32_t i = 0; i < m; i++) {
-            unsigned value = h->registers != NULL ? h->registers[i] : 0;
-            if (h->registers == NULL) {
-                if (entries == h->sparse_len)
-                    break;
-                i = h->sparse[entries] >> 8;
-                value = h->sparse[entries] & 0xff;
-            }
-            if (value != 0)
-                sk_store_le32(body + 4 * entries++, i << 6 | value);
-        }
-    } else {
-        sk__hll_pack6(h, body);
-    }
-    memcpy(buf, NATIVE_MAGIC, 4);
-    buf[4] = NATIVE_VERSION;
-    buf[5] = sparse ? ENCODING_SPARSE : ENCODING_DENSE;
-    buf[6] = (uint8_t)h->precision;
-    buf[7] = NATIVE_HASH_MURMUR64A_REDIS;
-    sk_store_le32(buf + 8, entries);
-    sk_store_le32(buf + 12, native_checksum(buf, body, size - NATIVE_HEADER_SIZE));
-    *len = size;
-    return SK_OK;
-}
-
-static int native_read(sk_hll **out, const uint8_t *buf, size_t len)
-{
-    if (len < NATIVE_HEADER_SIZE)
-        return SK_ETRUNCATED;
-    if (buf[4] != NATIVE_VERSION)
-        return SK_EVERSION;
-    unsigned encoding = buf[5], precision = buf[6];
-    if (encoding > ENCODING_SPARSE || precision < SK_HLL_MIN_PRECISION ||
-        precision > SK_HLL_MAX_PRECISION || buf[7] != NATIVE_HASH_MURMUR64A_REDIS)
-        return SK_ECORRUPT;
-    uint32_t m = register_count(precision);
-    uint32_t entries = sk_load_le32(buf + 8);
-    unsigned max_rank = sk__hll_max_rank(precision);
-    size_t body_len = len - NATIVE_HEADER_SIZE;
-    const uint8_t *body = buf + NATIVE_HEADER_SIZE;
-
-    if (encoding == ENCODING_DENSE) {
-        if (entries != 0)
-            return SK_ECORRUPT;
-        if (body_len != dense_packed_size(precision))
-            return SK_ETRUNCATED;
-    } else {
-        if (entries > m)
-            return SK_ECORRUPT;
-        if (body_len != (size_t)entries * 4)
-            return SK_ETRUNCATED;
-    }
-    if (native_checksum(buf, body, body_len) != sk_load_le32(buf + 12))
-        return SK_ECHECKSUM;
-
-    sk_hll *h;
-    int rc = sk_hll_new(&h, precision);
-    if (rc != SK_OK)
-        return rc;
-    if (encoding == ENCODING_DENSE) {
-        h->registers = malloc(m);
-        if (h->registers == NULL) {
-            sk_hll_free(h);
-            return SK_ENOMEM;
-        }
-        sk__hll_unpack6(body, m, h->registers);
-        for (uint32_t i = 0; i < m; i++) {
-            if (h->registers[i] > max_rank) {
-                sk_hll_free(h);
-                return SK_ECORRUPT;
-            }
-        }
-    } else {
-        for (uint32_t i = 0; i < entries; i++) {
-            uint32_t entry = sk_load_le32(body + 4 * i);
-            uint32_t idx = entry >> 6, value = entry & 63;
-            int ordered = i == 0 || idx > sk_load_le32(body + 4 * (i - 1)) >> 6;
-            if (idx >= m || value == 0 || value > max_rank || !ordered) {
-                sk_hll_free(h);
-                return SK_ECORRUPT;
-            }
-            /* Entries arrive in index order, so every set appends. */
-            rc = sk__hll_set(h, idx, value);
-            if (rc < 0) {
-                sk_hll_free(h);
-                return rc;
-            }
-        }
-    }
-    *out = h;
-    return SK_OK;
-}
-
-/* ---- public serialization ------------------------------------------------ */
-
-size_t sk_hll_serialized_size(const sk_hll *h, sk_hll_format format)
-{
-    if (format == SK_HLL_REDIS)
-        return h->precision < SK_HLL_REDIS_PRECISION ? 0 : sk__hll_redis_size(h);
-    return native_size(h, native_prefers_sparse(h));
-}
-
-int sk_hll_serialize(const sk_hll *h, sk_hll_format format, void *buf, size_t cap,
-                     size_t *len)
-{
-    if (h == NULL || buf == NULL || len == NULL)
-        return SK_EINVAL;
-    if (format == SK_HLL_NATIVE)
-        return native_write(h, buf, cap, len);
-    if (format != SK_HLL_REDIS)
-        return SK_EINVAL;
-    if (h->precision < SK_HLL_REDIS_PRECISION)
-        return SK_EINCOMPAT;
-    return sk__hll_redis_write(h, buf, cap, len);
-}
-
-int sk_hll_deserialize(sk_hll **out, const void *buf, size_t len, sk_hll_format *format)
-{
-    if (out == NULL || (buf == NULL && len > 0))
-        return SK_EINVAL;
-    *out = NULL;
-    const uint8_t *bytes = buf;
-    size_t prefix = len < 4 ? len : 4;
-    if (prefix > 0 && memcmp(bytes, NATIVE_MAGIC, prefix) == 0) {
-        if (format != NULL)
-            *format = SK_HLL_NATIVE;
-        return len < 4 ? SK_ETRUNCATED : native_read(out, bytes, len);
-    }
-    if (prefix > 0 && memcmp(bytes, "HYLL", prefix) == 0) {
-        if (format != NULL)
-            *format = SK_HLL_REDIS;
-        return len < 4 ? SK_ETRUNCATED : sk__hll_redis_read(out, bytes, len);
-    }
-    return SK_EFORMAT;
-}

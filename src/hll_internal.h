@@ -1,8 +1,10 @@
 /*
- * hll_internal.h: what hll.c shares with hll_redis.c, the reader and writer
- * of Redis's HyperLogLog strings. Nothing here is exported: the library is
- * built with hidden visibility, and the names start with sk__ so that a static
- * link cannot collide with a user's symbols either.
+ * hll_internal.h: what the HyperLogLog core (hll.c) gives the files of its
+ * serialized forms: hll_native.c and hll_redis.c, which read and write
+ * bytes, and hll_codec.c, which chooses between them behind the public
+ * calls. The core calls none of them. Nothing here is exported: the
+ * library is built with hidden visibility, and the names start with sk__ so
+ * that a static link cannot collide with a user's symbols either.
  */
 #ifndef SKETCH_HLL_INTERNAL_H
 #define SKETCH_HLL_INTERNAL_H
@@ -10,10 +12,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "alloc.h"
 #include "sketch/hll.h"
 
 struct sk_hll {
     unsigned precision;
+    sk_allocator alloc;
     /* Dense: one register per byte, m of them. NULL while the sketch is sparse. */
     uint8_t *registers;
     /* Sparse: the nonzero registers as (index << 8 | value), sorted by index. */
@@ -28,6 +32,20 @@ static inline unsigned sk__hll_max_rank(unsigned precision)
 {
     return 64 - precision + 1;
 }
+
+static inline uint32_t sk__hll_registers(unsigned precision)
+{
+    return UINT32_C(1) << precision;
+}
+
+/* Bytes of m registers of 6 bits. */
+static inline size_t sk__hll_dense_size(unsigned precision)
+{
+    return (size_t)sk__hll_registers(precision) * 6 / 8;
+}
+
+/* Bytes the sketch holds (sk_hll_info.memory). */
+size_t sk__hll_memory(const sk_hll *h);
 
 /* Sets register idx to max(register, value); 1 if it changed, 0 if not, or
  * SK_ENOMEM with the sketch unchanged. */
@@ -47,8 +65,14 @@ void sk__hll_unpack6(const uint8_t *in, uint32_t m, uint8_t *registers);
 /* The unrounded estimate of the Ertl estimator from a register histogram. */
 double sk__hll_estimate_from_histogram(const uint32_t *histogram, unsigned precision);
 
-size_t sk__hll_redis_size(const sk_hll *h);
+/* The codecs: the size a sketch takes in a format, and whether it is
+ * written sparse there; writing into buf (SK_ENOSPACE if cap is short);
+ * reading a string that starts with the format's magic. */
+size_t sk__hll_native_size(const sk_hll *h, int *sparse);
+int sk__hll_native_write(const sk_hll *h, uint8_t *buf, size_t cap, size_t *len);
+int sk__hll_native_read(sk_hll **out, const uint8_t *buf, size_t len, const sk_allocator *a);
+int sk__hll_redis_size(const sk_hll *h, size_t *size, int *sparse);
 int sk__hll_redis_write(const sk_hll *h, uint8_t *buf, size_t cap, size_t *len);
-int sk__hll_redis_read(sk_hll **out, const uint8_t *buf, size_t len);
+int sk__hll_redis_read(sk_hll **out, const uint8_t *buf, size_t len, const sk_allocator *a);
 
 #endif

@@ -30,13 +30,13 @@
  * out of bounds in Redis), and dense registers may not exceed 51, a value no
  * hash can produce.
  */
-#include <stdlib.h>
 #include <string.h>
 
+#include "format.h"
 #include "hll_internal.h"
 
-#define REDIS_HEADER_SIZE 16
-#define REDIS_REGISTERS 16384
+#define REDIS_HEADER_SIZE SK_REDIS_HLL_HEADER_SIZE
+#define REDIS_REGISTERS SK_REDIS_HLL_REGISTERS
 #define REDIS_DENSE_SIZE (REDIS_HEADER_SIZE + REDIS_REGISTERS * 6 / 8)
 #define REDIS_SPARSE_MAX_BYTES 3000
 #define REDIS_SPARSE_MAX_VALUE 32
@@ -124,14 +124,17 @@ static int at_redis_precision(const sk_hll *h, sk_hll **folded)
     return rc;
 }
 
-size_t sk__hll_redis_size(const sk_hll *h)
+int sk__hll_redis_size(const sk_hll *h, size_t *size, int *sparse)
 {
     sk_hll *folded;
-    if (at_redis_precision(h, &folded) != SK_OK)
-        return REDIS_DENSE_SIZE; /* the larger of the two: always enough */
-    size_t sparse = sparse_size(folded != NULL ? folded : h);
+    int rc = at_redis_precision(h, &folded);
+    if (rc != SK_OK)
+        return rc;
+    size_t sparse_len = sparse_size(folded != NULL ? folded : h);
     sk_hll_free(folded);
-    return sparse != 0 ? sparse : REDIS_DENSE_SIZE;
+    *sparse = sparse_len != 0;
+    *size = sparse_len != 0 ? sparse_len : REDIS_DENSE_SIZE;
+    return SK_OK;
 }
 
 int sk__hll_redis_write(const sk_hll *h, uint8_t *buf, size_t cap, size_t *len)
@@ -148,9 +151,9 @@ int sk__hll_redis_write(const sk_hll *h, uint8_t *buf, size_t cap, size_t *len)
         return SK_ENOSPACE;
     }
     memset(buf, 0, REDIS_HEADER_SIZE);
-    memcpy(buf, "HYLL", 4);
-    buf[4] = sparse != 0 ? 1 : 0;
-    buf[15] = 0x80; /* cached cardinality stale */
+    memcpy(buf, SK_REDIS_HLL_MAGIC, 4);
+    buf[SK_REDIS_HLL_OFF_ENCODING] = sparse != 0 ? SK_REDIS_HLL_SPARSE : SK_REDIS_HLL_DENSE;
+    buf[SK_REDIS_HLL_OFF_STALE] = SK_REDIS_HLL_STALE_BIT;
     if (sparse != 0) {
         struct sparse_writer w = {buf + REDIS_HEADER_SIZE, 0};
         for_each_run(src, write_sparse_run, &w);
@@ -218,20 +221,20 @@ static int read_sparse(sk_hll *h, const uint8_t *p, size_t len)
     return SK_OK;
 }
 
-int sk__hll_redis_read(sk_hll **out, const uint8_t *buf, size_t len)
+int sk__hll_redis_read(sk_hll **out, const uint8_t *buf, size_t len, const sk_allocator *a)
 {
     if (len < REDIS_HEADER_SIZE)
         return SK_ETRUNCATED;
-    unsigned encoding = buf[4];
-    if (encoding > 1)
+    unsigned encoding = buf[SK_REDIS_HLL_OFF_ENCODING];
+    if (encoding > SK_REDIS_HLL_SPARSE)
         return SK_ECORRUPT;
-    if (encoding == 0 && len != REDIS_DENSE_SIZE)
+    if (encoding == SK_REDIS_HLL_DENSE && len != REDIS_DENSE_SIZE)
         return SK_ETRUNCATED;
     sk_hll *h;
-    int rc = sk_hll_new(&h, SK_HLL_REDIS_PRECISION);
+    int rc = sk_hll_create(&h, SK_HLL_REDIS_PRECISION, a);
     if (rc != SK_OK)
         return rc;
-    if (encoding == 0)
+    if (encoding == SK_REDIS_HLL_DENSE)
         rc = read_dense(h, buf + REDIS_HEADER_SIZE);
     else
         rc = read_sparse(h, buf + REDIS_HEADER_SIZE, len - REDIS_HEADER_SIZE);

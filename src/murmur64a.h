@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bytes.h"
+#include "format.h"
 
 #define SK_REDIS_HLL_SEED UINT64_C(0xadc83b19)
 

@@ -17,19 +17,24 @@
  * few percent more bits it needs to meet the requested rate (3% at 1%, 8% at
  * 0.1%, more below). SK_BLOOM_CLASSIC spreads the k bits over the whole
  * array: the fewest bits for a rate, k cache misses per operation.
- * SK_BLOOM_AUTO, the default of the sketch command, takes blocked while it
- * costs at most 10% more memory, which is down to rates of about 5e-4.
+ * SK_BLOOM_AUTO takes blocked while it costs at most 10% more memory, which
+ * is down to rates of about 5e-4.
+ *
+ * Scalable filters (expansion >= 1) are chains of layers: when the newest
+ * holds its capacity, a new one `expansion` times larger starts, at a lower
+ * rate, so that the rates of all layers sum to at most the one requested.
+ * Their number is bounded by the memory budget alone.
  *
  * Threads. A filter of fixed size may be used by any number of threads at
  * once for add and contains: bits are only ever set, each with a relaxed
  * atomic OR of a 64-bit word (or, with one writer, a relaxed atomic store),
- * and read with relaxed atomic loads. An add
- * that has returned is seen by every contains that starts after it in
- * happens-before order (the same thread, or any thread that synchronized
- * with it); a contains concurrent with the add of the same item may answer
- * either way. A caller with one adding thread can say so with
- * sk_bloom_set_single_writer and have faster adds. Scalable filters, union,
- * intersection, clear, save and free need exclusive access.
+ * and read with relaxed atomic loads. An add that has returned is seen by
+ * every contains that starts after it in happens-before order (the same
+ * thread, or any thread that synchronized with it); a contains concurrent
+ * with the add of the same item may answer either way. A caller with one
+ * adding thread can say so with sk_bloom_set_single_writer and have faster
+ * adds. Scalable filters, merge, intersect, clear, save and free need
+ * exclusive access.
  */
 #ifndef SKETCH_BLOOM_H
 #define SKETCH_BLOOM_H
@@ -53,44 +58,75 @@ typedef enum sk_bloom_layout {
     SK_BLOOM_AUTO = 2
 } sk_bloom_layout;
 
-/* Limits: at most 2^48 bits (32 TiB) per filter layer, 1..64 hashes, a
- * false-positive rate in [1e-15, 0.5], at most 64 layers. */
+/* Limits. A layer has at most SK_BLOOM_MAX_BITS bits (32 TiB) and
+ * 1..SK_BLOOM_MAX_HASHES hashes; a requested rate lies in
+ * [SK_BLOOM_MIN_FP_RATE, SK_BLOOM_MAX_FP_RATE]; expansion is at most
+ * SK_BLOOM_MAX_EXPANSION. Layer i of a scalable filter of rate p has rate
+ * p/2^(i+1) up to layer SK_BLOOM_RATE_HALVINGS, then p 2^-H 6/(pi^2 j^2)
+ * for its j-th layer past it, so that even a chain of thousands of layers
+ * sums to p. */
 #define SK_BLOOM_MAX_BITS (UINT64_C(1) << 48)
 #define SK_BLOOM_MAX_HASHES 64
 #define SK_BLOOM_MIN_FP_RATE 1e-15
 #define SK_BLOOM_MAX_FP_RATE 0.5
-#define SK_BLOOM_MAX_LAYERS 64
+#define SK_BLOOM_DEFAULT_FP_RATE 0.01
+#define SK_BLOOM_MAX_EXPANSION 32768
+#define SK_BLOOM_RATE_HALVINGS 40
+
+/* Everything a filter is created with; zero-initialized fields take the
+ * defaults (layout 0 is SK_BLOOM_BLOCKED). Give either capacity (with
+ * fp_rate) or explicit bits and hashes (a fixed filter; blocked rounds bits
+ * up to a multiple of 512). */
+typedef struct sk_bloom_options {
+    uint64_t capacity;    /* items at fp_rate (of a scalable filter: its first layer) */
+    double fp_rate;       /* 0: SK_BLOOM_DEFAULT_FP_RATE */
+    sk_bloom_layout layout;
+    unsigned expansion;   /* 0: fixed size; n >= 1: scalable, each layer n times the last */
+    uint64_t bits;        /* explicit size instead of capacity and rate */
+    unsigned hashes;
+    uint64_t max_memory;  /* 0: none; else the filter's memory never passes it (SK_EBUDGET) */
+    const sk_allocator *allocator; /* NULL: malloc and mmap */
+} sk_bloom_options;
+
+/* The shape of one layer. */
+typedef struct sk_bloom_layer {
+    uint64_t bits;
+    unsigned hashes;
+    uint64_t capacity;
+    double fp_rate;       /* the rate it is sized for; 0 for explicit sizes */
+    uint64_t bytes;       /* of its bit array */
+    uint64_t count;       /* items added that set a bit (0 for a planned layer) */
+} sk_bloom_layer;
 
 /* The smallest bit count m and the hash count k with which *layout meets
  * false-positive rate fp_rate at `capacity` items, by the exact rate of the
  * layout with integer k: for classic, about the textbook m = -n ln p /
  * (ln 2)^2 and k = (m/n) ln 2. SK_BLOOM_AUTO is replaced by the choice.
  * Any rate in (0, 0.5] is sized, also those below SK_BLOOM_MIN_FP_RATE that
- * the later layers of a scalable filter get. */
+ * the later layers of a scalable filter get; SK_ETOOLARGE past the limits. */
 SK_API int sk_bloom_size_for(uint64_t capacity, double fp_rate, sk_bloom_layout *layout,
                              uint64_t *bits, unsigned *hashes);
 
-/* A filter sized for `capacity` items at `fp_rate`. */
+/* Layer `index` (0 the first) of a filter created with opts, as it would be,
+ * without allocating anything: SK_EFULL if the chain cannot reach it. */
+SK_API int sk_bloom_plan(const sk_bloom_options *opts, unsigned index, sk_bloom_layer *out);
+
+/* Creates a filter: SK_EINVAL for options out of range, SK_ETOOLARGE past
+ * the limits, SK_EBUDGET if its first layer does not fit max_memory. */
+SK_API int sk_bloom_create(sk_bloom **out, const sk_bloom_options *opts);
+
+/* A filter of fixed size for `capacity` items at `fp_rate`, with malloc. */
 SK_API int sk_bloom_new(sk_bloom **out, uint64_t capacity, double fp_rate,
                         sk_bloom_layout layout);
 
-/* A filter of exactly `bits` bits (the blocked layout rounds up to a multiple
- * of 512) and `hashes` hashes. */
-SK_API int sk_bloom_new_explicit(sk_bloom **out, uint64_t bits, unsigned hashes,
-                                 sk_bloom_layout layout);
-
-/* A scalable filter, for when the number of items is not known: a chain of
- * filters, the first for `capacity` items at fp_rate/2, each next one
- * `expansion` times larger at half the rate of the one before, so that the
- * rate of the whole chain stays below fp_rate. */
-SK_API int sk_bloom_new_scalable(sk_bloom **out, uint64_t capacity, double fp_rate,
-                                 unsigned expansion, sk_bloom_layout layout);
+/* An independent copy of src, with src's allocator and budget. */
+SK_API int sk_bloom_copy(sk_bloom **out, const sk_bloom *src);
 
 SK_API void sk_bloom_free(sk_bloom *f);
 
 /* Adds an item; returns 1 if it was not in the filter before (a bit
  * changed), 0 if it may already have been, or, when a scalable filter could
- * not grow, SK_ENOMEM or SK_EFULL (its 64 layers are in use). */
+ * not grow, SK_ENOMEM, SK_EBUDGET or SK_EFULL. */
 SK_API int sk_bloom_add(sk_bloom *f, const void *data, size_t len);
 
 /* 1 if the item may be in the filter, 0 if it certainly is not. */
@@ -99,7 +135,8 @@ SK_API int sk_bloom_contains(const sk_bloom *f, const void *data, size_t len);
 /* The same for n items at once, items[i] of lens[i] bytes, with the memory
  * accesses of many items in flight together: several times faster than one
  * at a time once the filter is larger than the cache. `added` (may be NULL)
- * and `found` receive one 0/1 byte per item. */
+ * and `found` receive one 0/1 byte per item. An add batch that fails stops
+ * at the item that could not be added; those before it are in. */
 SK_API int sk_bloom_add_batch(sk_bloom *f, const void *const *items, const size_t *lens,
                               size_t n, uint8_t *added);
 SK_API void sk_bloom_contains_batch(const sk_bloom *f, const void *const *items,
@@ -119,46 +156,60 @@ SK_API void sk_bloom_contains_batch(const sk_bloom *f, const void *const *items,
  * bit. */
 SK_API void sk_bloom_set_single_writer(sk_bloom *f, int on);
 
-/* dst becomes the union (or intersection) of dst and src, which must have
- * the same layout, sizes and hash counts (SK_EINCOMPAT otherwise). The item
- * count becomes the estimate from the fill. Scalable filters have a union
- * but no intersection: the same item sits in different layers of two
- * filters, wherever the order of insertion put it. */
-SK_API int sk_bloom_union(sk_bloom *dst, const sk_bloom *src);
+/* The memory budget of a filter read from a file or dump (0: none), as
+ * max_memory of sk_bloom_options. */
+SK_API void sk_bloom_set_max_memory(sk_bloom *f, uint64_t bytes);
+
+/* dst becomes the union (merge) or intersection of dst and src, which must
+ * have the same layout, layers, sizes and hash counts (SK_EINCOMPAT
+ * otherwise). Each layer's count becomes the estimate from its fill.
+ * Scalable filters have no intersection: the same item sits in different
+ * layers of two filters, wherever the order of insertion put it. */
+SK_API int sk_bloom_merge(sk_bloom *dst, const sk_bloom *src);
 SK_API int sk_bloom_intersect(sk_bloom *dst, const sk_bloom *src);
 
 /* Removes every item; a scalable filter goes back to its first layer. */
 SK_API int sk_bloom_clear(sk_bloom *f);
 
-/* Shape and state. bits and memory are summed over the layers; hashes is
- * the first layer's; capacity is the items the filter holds at its rate (for
- * a scalable filter, the capacity of the layers it has now). */
+/* Shape and state: bits, capacity, count and the bytes of bit arrays are
+ * summed over the layers; hashes is the first layer's. */
 typedef struct sk_bloom_info {
     sk_bloom_layout layout;
     uint64_t bits;
     unsigned hashes;
     uint64_t capacity;
     double fp_rate;        /* the rate requested at creation; 0 if explicit */
-    uint64_t count;        /* items added that changed the filter */
+    uint64_t count;
     unsigned layers;
     unsigned expansion;    /* 0 for a filter of fixed size */
-    size_t memory;         /* bytes of bit arrays */
+    uint64_t max_memory;   /* 0: no budget */
+    uint64_t array_bytes;  /* bytes of bit arrays */
+    size_t memory;         /* all it holds (core.h) */
 } sk_bloom_info;
 SK_API void sk_bloom_get_info(const sk_bloom *f, sk_bloom_info *info);
+
+/* Layer `index` of f; from index = layers on, the layers growth would add
+ * next (SK_EFULL past the limits). */
+SK_API int sk_bloom_get_layer(const sk_bloom *f, unsigned index, sk_bloom_layer *out);
 
 /* The false-positive rate the filter would have after `items` distinct
  * items, from the exact formula of its layout. */
 SK_API double sk_bloom_expected_fp_rate(const sk_bloom *f, uint64_t items);
 
-/* Bytes of bit array the next layer of a scalable filter will take when the
- * newest fills up; 0 for a filter of fixed size or one that cannot grow. */
-SK_API uint64_t sk_bloom_next_layer_bytes(const sk_bloom *f);
-
-/* The number of distinct items, estimated from the bits set. */
+/* The number of distinct items, estimated from the bits set (reads every
+ * bit array). */
 SK_API uint64_t sk_bloom_estimate_items(const sk_bloom *f);
 
+/* The filter as one byte string (the dump form of docs/bloom-format.md),
+ * with the same shape as the HyperLogLog calls. */
+SK_API uint64_t sk_bloom_serialized_size(const sk_bloom *f);
+SK_API int sk_bloom_serialize(const sk_bloom *f, void *buf, size_t cap, size_t *len);
+SK_API int sk_bloom_deserialize(sk_bloom **out, const void *buf, size_t len,
+                                const sk_allocator *allocator);
+
 /* Writes the filter to path atomically (temporary file, fsync, rename, in
- * the format of docs/bloom-format.md). SK_EIO leaves errno set. */
+ * the format of docs/bloom-format.md): a crash leaves the old file or the
+ * new one. SK_EIO leaves errno set. */
 SK_API int sk_bloom_save(const sk_bloom *f, const char *path);
 
 /* Opens a filter file by mapping it into memory: only the pages that
@@ -167,25 +218,23 @@ SK_API int sk_bloom_save(const sk_bloom *f, const char *path);
  * SK_BLOOM_VERIFY, which reads the whole file. Changes stay in memory (the
  * mapping is private) until sk_bloom_save. */
 #define SK_BLOOM_VERIFY 1u
-SK_API int sk_bloom_open(sk_bloom **out, const char *path, unsigned flags);
+SK_API int sk_bloom_open(sk_bloom **out, const char *path, unsigned flags,
+                         const sk_allocator *allocator);
 
-/* A filter as one byte string, for keeping it somewhere other than a file
- * (a database value, a network message): the file format with the bit
- * arrays packed right after the layer table. A dump can be read in pieces
- * and a filter rebuilt from pieces, so neither side needs a second copy.
- *
- * sk_bloom_dump_read copies bytes [offset, offset + len) of the dump; the
- * header part (the first sk_bloom_dump_header_size bytes) carries checksums
- * of the arrays as they are when it is read. sk_bloom_restore_begin builds
- * an empty filter of the shape a header describes and tells how many bytes
- * the header took; sk_bloom_restore_chunk copies array bytes found at
- * `offset` of the dump into it; sk_bloom_restore_finish checks the arrays
- * against the header's checksums (SK_ECHECKSUM). */
+/* The dump in pieces, so that neither side needs a second copy of a large
+ * filter. sk_bloom_dump_read copies bytes [offset, offset + len) of the
+ * dump; the header part (the first sk_bloom_dump_header_size bytes) carries
+ * checksums of the arrays as they are when it is read.
+ * sk_bloom_restore_begin builds an empty filter of the shape a header
+ * describes and tells how many bytes the header took; sk_bloom_restore_chunk
+ * copies array bytes found at `offset` of the dump into it;
+ * sk_bloom_restore_finish checks the arrays against the header's checksums
+ * (SK_ECHECKSUM). */
 SK_API uint64_t sk_bloom_dump_size(const sk_bloom *f);
 SK_API size_t sk_bloom_dump_header_size(const sk_bloom *f);
 SK_API int sk_bloom_dump_read(const sk_bloom *f, uint64_t offset, void *buf, size_t len);
 SK_API int sk_bloom_restore_begin(sk_bloom **out, const void *header, size_t len,
-                                  size_t *header_len);
+                                  size_t *header_len, const sk_allocator *allocator);
 SK_API int sk_bloom_restore_chunk(sk_bloom *f, uint64_t offset, const void *data,
                                   size_t len);
 SK_API int sk_bloom_restore_finish(const sk_bloom *f);

@@ -53,24 +53,36 @@ typedef struct sk_hll_estimate {
     double upper[3];
 } sk_hll_estimate;
 
-/* Creates an empty sketch; precision must lie in 4..18. */
+/* Creates an empty sketch; precision must lie in 4..18. sk_hll_new uses
+ * malloc, sk_hll_create the caller's allocator (NULL: malloc). */
 SK_API int sk_hll_new(sk_hll **out, unsigned precision);
+SK_API int sk_hll_create(sk_hll **out, unsigned precision, const sk_allocator *allocator);
 SK_API void sk_hll_free(sk_hll *h);
 
-/* Creates an independent copy of src. */
+/* Creates an independent copy of src, with src's allocator. */
 SK_API int sk_hll_copy(sk_hll **out, const sk_hll *src);
 
 /* Forgets every item, keeping the precision. */
-SK_API void sk_hll_reset(sk_hll *h);
+SK_API int sk_hll_clear(sk_hll *h);
 
 SK_API unsigned sk_hll_precision(const sk_hll *h);
 
-/* Nonzero while the sketch keeps only its nonzero registers, which it does
- * until they number m/8 (at most 4096). */
-SK_API int sk_hll_is_sparse(const sk_hll *h);
+/* How registers are kept: sparse (only the nonzero ones, while they number
+ * fewer than m/8 and at most 4096 in memory) or dense (all m). */
+typedef enum sk_hll_encoding { SK_HLL_SPARSE = 0, SK_HLL_DENSE = 1 } sk_hll_encoding;
 
-/* Bytes of heap the sketch holds, including the object itself. */
-SK_API size_t sk_hll_memory(const sk_hll *h);
+/* What a sketch is, in memory and as sk_hll_serialize would write it in
+ * `format`: serialized_size is 0 where the format cannot hold the sketch
+ * (Redis's below precision 14). */
+typedef struct sk_hll_info {
+    unsigned precision;
+    uint32_t registers;                  /* m = 2^precision */
+    sk_hll_encoding encoding;            /* in memory */
+    size_t memory;                       /* all it holds (core.h) */
+    size_t serialized_size;
+    sk_hll_encoding serialized_encoding;
+} sk_hll_info;
+SK_API int sk_hll_get_info(const sk_hll *h, sk_hll_format format, sk_hll_info *info);
 
 /* The 64-bit hash of an item, as sk_hll_add computes it. */
 SK_API uint64_t sk_hll_hash(const void *data, size_t len);
@@ -109,9 +121,20 @@ SK_API int sk_hll_serialize(const sk_hll *h, sk_hll_format format, void *buf,
 /* Reads a sketch in either format, told apart by its first four bytes, and
  * stores the format in *format if it is not NULL. Any byte string of any
  * length gives a sketch or an error code: SK_EFORMAT, SK_EVERSION,
- * SK_ETRUNCATED, SK_ECORRUPT, SK_ECHECKSUM or SK_ENOMEM. */
+ * SK_ETRUNCATED, SK_ECORRUPT, SK_ECHECKSUM or SK_ENOMEM. No valid sketch
+ * is longer than SK_HLL_MAX_SERIALIZED_SIZE. */
+#define SK_HLL_MAX_SERIALIZED_SIZE (16 + ((size_t)4 << SK_HLL_MAX_PRECISION))
 SK_API int sk_hll_deserialize(sk_hll **out, const void *buf, size_t len,
-                              sk_hll_format *format);
+                              sk_hll_format *format, const sk_allocator *allocator);
+
+/* Writes h to path atomically in `format` (temporary file, fsync, rename):
+ * a crash leaves the old file or the new one. SK_EIO leaves errno set. */
+SK_API int sk_hll_save(const sk_hll *h, sk_hll_format format, const char *path);
+
+/* Reads a sketch file in either format, as sk_hll_deserialize; SK_EIO (errno
+ * set) if it cannot be read, SK_ETRUNCATED if it is longer than any sketch. */
+SK_API int sk_hll_load(sk_hll **out, const char *path, sk_hll_format *format,
+                       const sk_allocator *allocator);
 
 #ifdef __cplusplus
 }

@@ -193,9 +193,9 @@ static int new_filter(const struct point *pt, sk_bloom **f)
     case BLOCKED:
         return sk_bloom_new(f, pt->n, pt->p, SK_BLOOM_BLOCKED);
     case SCALABLE_BLOCKED:
-        return sk_bloom_new_scalable(f, pt->n / 64, pt->p, 2, SK_BLOOM_BLOCKED);
+        return sk_bloom_create(f, &(sk_bloom_options){.capacity = pt->n / 64, .fp_rate = pt->p, .expansion = 2, .layout = SK_BLOOM_BLOCKED});
     default:
-        return sk_bloom_new_scalable(f, pt->n / 64, pt->p, 2, SK_BLOOM_CLASSIC);
+        return sk_bloom_create(f, &(sk_bloom_options){.capacity = pt->n / 64, .fp_rate = pt->p, .expansion = 2, .layout = SK_BLOOM_CLASSIC});
     }
 }
 

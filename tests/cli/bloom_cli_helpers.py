@@ -1,11 +1,10 @@
 """Helpers for the tests of `sketch bloom` (test_bloom_*.py), on top of
 sketch_cli_helpers.py.
 
-The file format (src/bloom.c, "Format version 1", all integers
-little-endian): a 40-byte header, then one 48-byte entry per layer (bits m
-at +0, hashes k at +8, capacity at +16, items at +24, offset of the bit
-array at +32, XXH3-64 of the bit array at +40), then the bit arrays, each at
-a page-aligned offset; the file ends with the last one.
+The file format is the table of src/format.h, whose offsets format_h.py
+reads: a header, then one entry per layer (bits, hashes, capacity, items,
+offset of the bit array, XXH3-64 of the bit array), then the bit arrays,
+each at a page-aligned offset; the file ends with the last one.
 """
 import ctypes
 import ctypes.util
@@ -15,17 +14,19 @@ import os
 import re
 import struct
 
+from format_h import FORMAT
 from sketch_cli_helpers import join_lines, parse_info
 
-HEADER_SIZE = 40
-LAYER_ENTRY_SIZE = 48
-ARRAY_ALIGN = 4096
-MAGIC = b"SKBF"
+HEADER_SIZE = FORMAT["SK_BF_HEADER_SIZE"]
+LAYER_ENTRY_SIZE = FORMAT["SK_BF_LAYER_SIZE"]
+ARRAY_ALIGN = FORMAT["SK_BF_FILE_ALIGN"]
+MAGIC = FORMAT["SK_BF_MAGIC"]
+assert FORMAT["SK_BF_LAYER_OFF_CHECKSUM"] + 8 == LAYER_ENTRY_SIZE  # the struct layouts below
 
 NOT_A_FILTER = "not a valid Bloom filter"
 
-CREATE_FIELDS = ["layout", "bits", "hashes", "size"]
-INFO_FIELDS = ["layout", "bits", "hashes", "memory", "capacity", "requested fp rate",
+CREATE_FIELDS = ["layout", "bits", "hashes", "bit arrays"]
+INFO_FIELDS = ["layout", "bits", "hashes", "bit arrays", "capacity", "requested fp rate",
                "items", "estimated items", "expected fp rate now",
                "expected fp rate at capacity", "bits per item at capacity", "layers"]
 
@@ -38,7 +39,7 @@ def items(prefix, n, start=0):
 
 
 def parse_size(text):
-    """The byte count of a 'size:' or 'memory:' value, checking its form."""
+    """The byte count of a 'bit arrays:' value, checking its form."""
     m = SIZE_TEXT.match(text)
     assert m, f"not a size: {text!r}"
     n = int(m.group(1))
@@ -63,7 +64,7 @@ def create(sk, path, n, p, *options):
     assert fields["layout"] in ("blocked", "classic")
     fields["bits"] = int(fields["bits"])
     fields["hashes"] = int(fields["hashes"])
-    fields["size"] = parse_size(fields["size"])
+    fields["size"] = parse_size(fields.pop("bit arrays"))
     return fields
 
 

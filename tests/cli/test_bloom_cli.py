@@ -50,7 +50,7 @@ def test_create_prints_the_shape_it_writes(sk, tmp_path, layout, n, p):
     assert fields["layout"] == shape["layout"]
     assert int(fields["bits"]) == shape["bits"]
     assert int(fields["hashes"]) == shape["hashes"]
-    assert fields["memory"].split()[0] == str(shape["size"])
+    assert fields["bit arrays"].split()[0] == str(shape["size"])
     assert int(fields["capacity"]) == n
     assert float(fields["requested fp rate"]) == pytest.approx(p, rel=1e-5)
     assert fields["items"] == "0" and fields["estimated items"] == "0"
@@ -169,7 +169,7 @@ def test_create_bad_values(sk, tmp_path, option, value, word):
     assert os.listdir(tmp_path) == []
 
 
-@pytest.mark.parametrize("value", ["0", "1025", "x", "-1", ""])
+@pytest.mark.parametrize("value", ["0", "32769", "x", "-1", ""])
 def test_create_bad_expansion(sk, tmp_path, value):
     msg = sk.fail("bloom", "create", "-n", "100", "-p", "0.01", "-s", "-e", value,
                   tmp_path / "f")

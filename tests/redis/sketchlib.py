@@ -61,11 +61,21 @@ _serialized_size = _bind("sk_hll_serialized_size", c_size_t, [_hll_p, c_int])
 _serialize = _bind("sk_hll_serialize", c_int,
                    [_hll_p, c_int, c_void_p, c_size_t, POINTER(c_size_t)])
 _deserialize = _bind("sk_hll_deserialize", c_int,
-                     [POINTER(_hll_p), c_void_p, c_size_t, POINTER(c_int)])
+                     [POINTER(_hll_p), c_void_p, c_size_t, POINTER(c_int), c_void_p])
 _hash = _bind("sk_hll_hash", c_uint64, [c_void_p, c_size_t])
 _strerror = _bind("sk_strerror", c_char_p, [c_int])
 _precision = _bind("sk_hll_precision", c_uint, [_hll_p])
-_is_sparse = _bind("sk_hll_is_sparse", c_int, [_hll_p])
+
+
+class _HllInfo(ctypes.Structure):
+    """sk_hll_info of sketch/hll.h."""
+    _fields_ = [("precision", c_uint), ("registers", ctypes.c_uint32), ("encoding", c_int),
+                ("memory", c_size_t), ("serialized_size", c_size_t),
+                ("serialized_encoding", c_int)]
+
+
+_get_info = _bind("sk_hll_get_info", c_int, [_hll_p, c_int, POINTER(_HllInfo)])
+SK_HLL_SPARSE = 0
 
 
 def strerror(status):
@@ -141,7 +151,9 @@ class Hll:
 
     @property
     def is_sparse(self):
-        return bool(_is_sparse(self._h))
+        info = _HllInfo()
+        _check(_get_info(self._h, 0, byref(info)), "sk_hll_get_info")
+        return info.encoding == SK_HLL_SPARSE
 
     # -- combining -----------------------------------------------------------
     def merge(self, other):
@@ -184,7 +196,7 @@ class Hll:
         data = bytes(data)
         h = _hll_p()
         fmt = c_int(-1)
-        status = _deserialize(byref(h), data, len(data), byref(fmt))
+        status = _deserialize(byref(h), data, len(data), byref(fmt), None)
         if status != SK_OK:
             assert not h.value, "a failed deserialize left a sketch behind"
             raise SketchError(status, "sk_hll_deserialize")

@@ -1,0 +1,33 @@
+/*
+ * atomic_file.h: files written so that a crash at any moment leaves either
+ * the old file or the new one, and files read whole; shared by the Bloom
+ * filter and HyperLogLog savers and loaders. Internal.
+ */
+#ifndef SKETCH_ATOMIC_FILE_H
+#define SKETCH_ATOMIC_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sketch/core.h"
+
+/* Writes the contents of a file to fd; SK_OK, or SK_EIO with errno set. */
+typedef int (*sk__file_writer)(int fd, const void *ctx);
+
+/* Writes path through `write`: a temporary file beside it, fsync, rename
+ * over path, fsync of the directory. The file keeps the mode of the one it
+ * replaces (a new one gets 0666 less the umask). SK_OK, SK_ENOMEM, or
+ * SK_EIO with errno set. */
+int sk__atomic_write(const char *path, sk__file_writer write, const void *ctx);
+
+/* write(2) and zeros until all is written, through EINTR and short writes. */
+int sk__write_all(int fd, const void *data, size_t len);
+int sk__write_zeros(int fd, uint64_t count);
+
+/* Reads a whole file, up to EOF whatever its size claims, into memory from
+ * the allocator (to be freed with size *cap). SK_ETRUNCATED if it holds
+ * more than max bytes; SK_EIO with errno set. */
+int sk__read_file(const char *path, size_t max, const sk_allocator *a, uint8_t **data,
+                  size_t *len, size_t *cap);
+
+#endif

@@ -1,0 +1,122 @@
+/*
+ * bloom_batch.c: the batch calls, which keep the memory accesses of many
+ * items in flight at once.
+ *
+ * They run as a ring: item i is hashed and its memory prefetched while item
+ * i - BATCH, whose lines have had BATCH items' time to arrive, is looked up
+ * or set. Unlike hashing a batch and then working through it, the ring
+ * never waits with nothing in flight. A filter of one blocked layer, the
+ * common large case, keeps only its cache-line pointer and second hash per
+ * slot: at 100M items that halves the time per query here.
+ */
+#include "bloom_probe.h"
+
+/* The writers of a filter of fixed size. */
+static inline enum writers writers_of(const sk_bloom *f)
+{
+    return f->single_writer ? WRITERS_ONE_PROMISED : WRITERS_MANY;
+}
+
+/* Items in flight at once: enough to cover a memory latency with the loads
+ * of the others (64 outstanding lines measured twice as fast as 16 here),
+ * few enough that their lines stay in the L1 cache. */
+#define BATCH 64
+
+static void blocked_add_ring(struct layer *l, const void *const *items, const size_t *lens,
+                             size_t n, uint8_t *added, enum writers writers)
+{
+    _Atomic uint64_t *lines[BATCH];
+    uint64_t h2[BATCH];
+    uint64_t new_items = 0;
+    for (size_t i = 0; i < n + BATCH; i++) {
+        size_t slot = i % BATCH;
+        if (i >= BATCH) {
+            int changed = blocked_line_set(lines[slot], h2[slot], l->hashes, writers);
+            new_items += (uint64_t)changed;
+            if (added != NULL)
+                added[i - BATCH] = (uint8_t)changed;
+        }
+        if (i < n) {
+            struct item_hash h = hash_item(items[i], lens[i]);
+            lines[slot] = blocked_line(l, h.h1);
+            h2[slot] = h.h2;
+            __builtin_prefetch((const void *)lines[slot], 1);
+        }
+    }
+    layer_count(l, new_items, writers); /* once, not per item */
+}
+
+static void blocked_contains_ring(const struct layer *l, const void *const *items,
+                                  const size_t *lens, size_t n, uint8_t *found)
+{
+    const _Atomic uint64_t *lines[BATCH];
+    uint64_t h2[BATCH];
+    for (size_t i = 0; i < n + BATCH; i++) {
+        size_t slot = i % BATCH;
+        if (i >= BATCH)
+            found[i - BATCH] = (uint8_t)blocked_line_has(lines[slot], h2[slot], l->hashes);
+        if (i < n) {
+            struct item_hash h = hash_item(items[i], lens[i]);
+            lines[slot] = blocked_line(l, h.h1);
+            h2[slot] = h.h2;
+            __builtin_prefetch((const void *)lines[slot], 0);
+        }
+    }
+}
+
+int sk_bloom_add_batch(sk_bloom *f, const void *const *items, const size_t *lens,
+                       size_t n, uint8_t *added)
+{
+    if (f->expansion == 0 && f->layout == SK_BLOOM_BLOCKED) {
+        blocked_add_ring(&f->layers[0], items, lens, n, added, writers_of(f));
+        return SK_OK;
+    }
+    struct item_hash h[BATCH];
+    uint64_t new_items = 0;
+    for (size_t i = 0; i < n + BATCH; i++) {
+        size_t slot = i % BATCH;
+        if (i >= BATCH) {
+            int rc;
+            if (f->expansion == 0) {
+                rc = layer_set(&f->layers[0], f->layout, h[slot], writers_of(f));
+                new_items += (uint64_t)rc;
+            } else {
+                rc = sk__bloom_add_hashed(f, h[slot]);
+                if (rc < 0)
+                    return rc;
+            }
+            if (added != NULL)
+                added[i - BATCH] = (uint8_t)rc;
+        }
+        if (i < n) {
+            h[slot] = hash_item(items[i], lens[i]);
+            /* A scalable filter's adds may grow it, so only its lookups are
+             * worth prefetching, and those are spread over every layer. */
+            if (f->expansion == 0)
+                layer_prefetch(&f->layers[0], f->layout, h[slot], 1);
+        }
+    }
+    if (f->expansion == 0)
+        layer_count(&f->layers[0], new_items, writers_of(f));
+    return SK_OK;
+}
+
+void sk_bloom_contains_batch(const sk_bloom *f, const void *const *items,
+                             const size_t *lens, size_t n, uint8_t *found)
+{
+    if (f->nlayers == 1 && f->layout == SK_BLOOM_BLOCKED) {
+        blocked_contains_ring(&f->layers[0], items, lens, n, found);
+        return;
+    }
+    struct item_hash h[BATCH];
+    for (size_t i = 0; i < n + BATCH; i++) {
+        size_t slot = i % BATCH;
+        if (i >= BATCH)
+            found[i - BATCH] = (uint8_t)sk__bloom_contains_hashed(f, h[slot]);
+        if (i < n) {
+            h[slot] = hash_item(items[i], lens[i]);
+            for (unsigned l = 0; l < f->nlayers; l++)
+                layer_prefetch(&f->layers[l], f->layout, h[slot], 0);
+        }
+    }
+}

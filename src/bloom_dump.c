@@ -1,0 +1,158 @@
+/*
+ * bloom_dump.c: a Bloom filter as one byte string, the dump: the header of
+ * format.h with the bit arrays packed right after the layer table, for
+ * keeping a filter somewhere other than a file (a database value, a network
+ * message). A dump can be read in pieces and a filter rebuilt from pieces,
+ * so neither side needs a second copy of a large filter; the one-call
+ * serialize and deserialize are built on the pieces.
+ */
+#include <string.h>
+
+#include "bloom_format.h"
+
+uint64_t sk_bloom_dump_size(const sk_bloom *f)
+{
+    return sk__bloom_end(f, 1);
+}
+
+size_t sk_bloom_dump_header_size(const sk_bloom *f)
+{
+    return sk__bloom_header_size(f->nlayers);
+}
+
+/* Copies between the caller's buffer and the parts of the layer arrays
+ * that bytes [offset, offset + len) of a dump cover, in order. SK_EINVAL if
+ * the range is not within the arrays. */
+static int copy_spans(const sk_bloom *f, uint64_t offset, size_t len, uint8_t *buf, int in)
+{
+    uint64_t size = sk_bloom_dump_size(f);
+    if (offset < sk__bloom_header_size(f->nlayers) || offset > size || len > size - offset)
+        return SK_EINVAL;
+    uint64_t start = sk__bloom_first_array(f->nlayers, 1);
+    for (unsigned i = 0; i < f->nlayers && len > 0; i++) {
+        struct layer *l = &f->layers[i];
+        uint64_t bytes = l->nwords * 8, next = sk__bloom_next_array(start, bytes, 1);
+        if (offset < start + bytes) {
+            uint64_t at = offset - start;
+            size_t chunk = bytes - at < len ? (size_t)(bytes - at) : len;
+            uint8_t *array = (uint8_t *)(void *)l->words + at;
+            if (in)
+                memcpy(array, buf, chunk);
+            else
+                memcpy(buf, array, chunk);
+            buf += chunk;
+            offset += chunk;
+            len -= chunk;
+        }
+        start = next;
+    }
+    return SK_OK;
+}
+
+int sk_bloom_dump_read(const sk_bloom *f, uint64_t offset, void *buf, size_t len)
+{
+    if (f == NULL || (buf == NULL && len > 0))
+        return SK_EINVAL;
+    size_t head_len = sk__bloom_header_size(f->nlayers);
+    uint8_t *out = buf;
+    if (offset < head_len && len > 0) {
+        uint8_t *head = sk__alloc(&f->alloc, head_len);
+        if (head == NULL)
+            return SK_ENOMEM;
+        sk__bloom_encode_header(f, head, 1);
+        size_t chunk = head_len - (size_t)offset < len ? head_len - (size_t)offset : len;
+        memcpy(out, head + offset, chunk);
+        sk__free(&f->alloc, head, head_len);
+        out += chunk;
+        offset += chunk;
+        len -= chunk;
+    }
+    return len == 0 ? SK_OK : copy_spans(f, offset, len, out, 0);
+}
+
+/* restore_begin for a dump of `total` bytes (UINT64_MAX: not known), so
+ * that a header declaring more than the bytes at hand allocates nothing. */
+static int begin(sk_bloom **out, const void *header, size_t len, uint64_t total,
+                 size_t *header_len, const sk_allocator *allocator)
+{
+    sk_bloom *f = sk__bloom_alloc(SK_BLOOM_BLOCKED, 0, 0, allocator);
+    if (f == NULL)
+        return SK_ENOMEM;
+    int rc = sk__bloom_decode_header(f, header, len, total, header_len);
+    if (rc == SK_OK && !sk__bloom_is_packed(header))
+        rc = SK_ECORRUPT; /* a file's header, not a dump's */
+    for (unsigned i = 0; rc == SK_OK && i < f->nlayers; i++) {
+        struct layer *l = &f->layers[i];
+        l->words = sk__array_alloc(&f->alloc, (size_t)l->nwords * 8, &l->array);
+        if (l->words == NULL)
+            rc = SK_ENOMEM;
+    }
+    if (rc != SK_OK) {
+        sk_bloom_free(f);
+        return rc;
+    }
+    *out = f;
+    return SK_OK;
+}
+
+int sk_bloom_restore_begin(sk_bloom **out, const void *header, size_t len,
+                           size_t *header_len, const sk_allocator *allocator)
+{
+    if (out == NULL || header == NULL || header_len == NULL)
+        return SK_EINVAL;
+    *out = NULL;
+    return begin(out, header, len, UINT64_MAX, header_len, allocator);
+}
+
+int sk_bloom_restore_chunk(sk_bloom *f, uint64_t offset, const void *data, size_t len)
+{
+    if (f == NULL || (data == NULL && len > 0))
+        return SK_EINVAL;
+    return len == 0 ? SK_OK : copy_spans(f, offset, len, (uint8_t *)(uintptr_t)data, 1);
+}
+
+int sk_bloom_restore_finish(const sk_bloom *f)
+{
+    return f == NULL ? SK_EINVAL : sk__bloom_verify_arrays(f);
+}
+
+uint64_t sk_bloom_serialized_size(const sk_bloom *f)
+{
+    return sk_bloom_dump_size(f);
+}
+
+int sk_bloom_serialize(const sk_bloom *f, void *buf, size_t cap, size_t *len)
+{
+    if (f == NULL || buf == NULL || len == NULL)
+        return SK_EINVAL;
+    uint64_t size = sk_bloom_dump_size(f);
+    if (size > cap)
+        return SK_ENOSPACE;
+    int rc = sk_bloom_dump_read(f, 0, buf, (size_t)size);
+    if (rc == SK_OK)
+        *len = (size_t)size;
+    return rc;
+}
+
+int sk_bloom_deserialize(sk_bloom **out, const void *buf, size_t len,
+                         const sk_allocator *allocator)
+{
+    if (out == NULL || (buf == NULL && len > 0))
+        return SK_EINVAL;
+    *out = NULL;
+    sk_bloom *f;
+    size_t header_len;
+    int rc = begin(&f, len ? buf : "", len, len, &header_len, allocator);
+    if (rc != SK_OK)
+        return rc;
+    rc = sk_bloom_restore_chunk(f, header_len, (const uint8_t *)buf + header_len,
+                                    len - header_len);
+    if (rc == SK_OK)
+        rc = sk_bloom_restore_finish(f);
+    if (rc != SK_OK) {
+        sk_bloom_free(f);
+        return rc;
+    }
+    *out = f;
+    return SK_OK;
+}

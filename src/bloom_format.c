@@ -1,0 +1,187 @@
+/*
+ * bloom_format.c: the header and layer table of Bloom filter files and
+ * dumps, version 1, written and validated (the byte table is in format.h,
+ * the prose in docs/bloom-format.md).
+ *
+ * Files and dumps share the header; they differ in where the bit arrays
+ * sit. In files each starts on a page boundary, so that the file maps into
+ * memory with every word aligned; in dumps they are packed, each right
+ * after the previous part. The header and table are checked whenever they
+ * are read; the arrays' checksums only when asked (a file) or once every
+ * piece is in (a dump), since that reads every array.
+ */
+#include <math.h>
+#include <string.h>
+
+/* Inlined, so that XXH32_state_t can live on the stack. */
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "bloom_format.h"
+#include "bloom_math.h"
+#include "format.h"
+
+_Static_assert(SK_BF_BLOCK_BITS == SK__BLOOM_BLOCK_BITS, "one block is one cache line");
+
+static uint64_t align_up(uint64_t x, uint64_t a)
+{
+    return (x + a - 1) / a * a;
+}
+
+static uint64_t double_bits(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    return u;
+}
+
+static double bits_double(uint64_t u)
+{
+    double d;
+    memcpy(&d, &u, sizeof d);
+    return d;
+}
+
+size_t sk__bloom_header_size(unsigned nlayers)
+{
+    return SK_BF_HEADER_SIZE + (size_t)SK_BF_LAYER_SIZE * nlayers;
+}
+
+uint64_t sk__bloom_first_array(unsigned nlayers, int packed)
+{
+    return align_up(sk__bloom_header_size(nlayers),
+                    packed ? SK_BF_DUMP_ALIGN : SK_BF_FILE_ALIGN);
+}
+
+uint64_t sk__bloom_next_array(uint64_t offset, uint64_t bytes, int packed)
+{
+    return align_up(offset + bytes, packed ? SK_BF_DUMP_ALIGN : SK_BF_FILE_ALIGN);
+}
+
+uint64_t sk__bloom_end(const sk_bloom *f, int packed)
+{
+    uint64_t at = sk__bloom_first_array(f->nlayers, packed);
+    for (unsigned i = 0; i + 1 < f->nlayers; i++)
+        at = sk__bloom_next_array(at, f->layers[i].nwords * 8, packed);
+    return at + f->layers[f->nlayers - 1].nwords * 8;
+}
+
+static uint32_t header_checksum(const uint8_t *head, unsigned nlayers)
+{
+    XXH32_state_t state;
+    XXH32_reset(&state, 0);
+    XXH32_update(&state, head, SK_BF_CHECKSUMMED_HEADER);
+    XXH32_update(&state, head + SK_BF_HEADER_SIZE,
+                 sk__bloom_header_size(nlayers) - SK_BF_HEADER_SIZE);
+    return XXH32_digest(&state);
+}
+
+void sk__bloom_encode_header(const sk_bloom *f, uint8_t *head, int packed)
+{
+    memset(head, 0, sk__bloom_header_size(f->nlayers));
+    memcpy(head + SK_BF_OFF_MAGIC, SK_BF_MAGIC, 4);
+    head[SK_BF_OFF_VERSION] = SK_BF_VERSION;
+    head[SK_BF_OFF_LAYOUT] =
+        f->layout == SK_BLOOM_BLOCKED ? SK_BF_LAYOUT_BLOCKED : SK_BF_LAYOUT_CLASSIC;
+    head[SK_BF_OFF_HASH] = SK_BF_HASH_XXH3_128;
+    head[SK_BF_OFF_PACKED] = packed ? SK_BF_ARRAYS_PACKED : SK_BF_ARRAYS_ALIGNED;
+    sk_store_le32(head + SK_BF_OFF_LAYERS, f->nlayers);
+    sk_store_le32(head + SK_BF_OFF_EXPANSION, f->expansion);
+    sk_store_le64(head + SK_BF_OFF_FP_RATE, double_bits(f->fp_rate));
+    uint64_t offset = sk__bloom_first_array(f->nlayers, packed);
+    for (unsigned i = 0; i < f->nlayers; i++) {
+        const struct layer *l = &f->layers[i];
+        uint8_t *e = head + sk__bloom_header_size(i);
+        sk_store_le64(e + SK_BF_LAYER_OFF_BITS, l->bits);
+        sk_store_le32(e + SK_BF_LAYER_OFF_HASHES, l->hashes);
+        sk_store_le64(e + SK_BF_LAYER_OFF_CAPACITY, l->capacity);
+        sk_store_le64(e + SK_BF_LAYER_OFF_COUNT,
+                      atomic_load_explicit(&l->count, memory_order_relaxed));
+        sk_store_le64(e + SK_BF_LAYER_OFF_ARRAY, offset);
+        sk_store_le64(e + SK_BF_LAYER_OFF_CHECKSUM,
+                      XXH3_64bits((const void *)l->words, (size_t)l->nwords * 8));
+        offset = sk__bloom_next_array(offset, l->nwords * 8, packed);
+    }
+    sk_store_le32(head + SK_BF_OFF_CHECKSUM, header_checksum(head, f->nlayers));
+}
+
+static int valid_rate(double fp_rate)
+{
+    return fp_rate == 0 || (fp_rate >= SK_BLOOM_MIN_FP_RATE && fp_rate <= SK_BLOOM_MAX_FP_RATE);
+}
+
+/* The fixed part of the header: SK_OK with the number of layers. */
+static int decode_fixed(const uint8_t *p, size_t available, uint32_t *nlayers)
+{
+    if (available < 4 || memcmp(p + SK_BF_OFF_MAGIC, SK_BF_MAGIC, 4) != 0)
+        return available < 4 && memcmp(p, SK_BF_MAGIC, available) == 0 ? SK_ETRUNCATED
+                                                                        : SK_EFORMAT;
+    if (available < SK_BF_HEADER_SIZE)
+        return SK_ETRUNCATED;
+    if (p[SK_BF_OFF_VERSION] != SK_BF_VERSION)
+        return SK_EVERSION;
+    uint32_t layers = sk_load_le32(p + SK_BF_OFF_LAYERS);
+    uint32_t expansion = sk_load_le32(p + SK_BF_OFF_EXPANSION);
+    if (p[SK_BF_OFF_LAYOUT] > SK_BF_LAYOUT_CLASSIC || p[SK_BF_OFF_HASH] != SK_BF_HASH_XXH3_128 ||
+        p[SK_BF_OFF_PACKED] > SK_BF_ARRAYS_PACKED || layers == 0 ||
+        (expansion == 0 && layers != 1) || expansion > SK_BLOOM_MAX_EXPANSION ||
+        sk_load_le64(p + SK_BF_OFF_RESERVED) != 0 || sk_load_le32(p + SK_BF_OFF_RESERVED2) != 0 ||
+        !valid_rate(bits_double(sk_load_le64(p + SK_BF_OFF_FP_RATE))))
+        return SK_ECORRUPT;
+    if (available < sk__bloom_header_size(layers))
+        return SK_ETRUNCATED;
+    if (header_checksum(p, layers) != sk_load_le32(p + SK_BF_OFF_CHECKSUM))
+        return SK_ECHECKSUM;
+    *nlayers = layers;
+    return SK_OK;
+}
+
+int sk__bloom_decode_header(sk_bloom *f, const uint8_t *p, size_t available, uint64_t total,
+                            size_t *table_end)
+{
+    uint32_t nlayers;
+    int rc = decode_fixed(p, available, &nlayers);
+    if (rc != SK_OK)
+        return rc;
+    f->layout = p[SK_BF_OFF_LAYOUT] == SK_BF_LAYOUT_BLOCKED ? SK_BLOOM_BLOCKED
+                                                            : SK_BLOOM_CLASSIC;
+    f->expansion = sk_load_le32(p + SK_BF_OFF_EXPANSION);
+    f->fp_rate = bits_double(sk_load_le64(p + SK_BF_OFF_FP_RATE));
+    int packed = p[SK_BF_OFF_PACKED] == SK_BF_ARRAYS_PACKED;
+    uint64_t offset = sk__bloom_first_array(nlayers, packed), end = 0;
+    for (unsigned i = 0; i < nlayers; i++) {
+        const uint8_t *e = p + sk__bloom_header_size(i);
+        uint64_t bits = sk_load_le64(e + SK_BF_LAYER_OFF_BITS);
+        uint32_t hashes = sk_load_le32(e + SK_BF_LAYER_OFF_HASHES);
+        if (bits == 0 || bits > SK_BLOOM_MAX_BITS || hashes == 0 ||
+            hashes > SK_BLOOM_MAX_HASHES ||
+            (f->layout == SK_BLOOM_BLOCKED && bits % SK_BF_BLOCK_BITS != 0) ||
+            sk_load_le32(e + SK_BF_LAYER_OFF_RESERVED) != 0)
+            return SK_ECORRUPT;
+        uint64_t bytes = sk__bloom_words(f->layout, bits) * 8;
+        /* Each array lies where the ones before it end, and a table of huge
+         * arrays must not wrap the 64-bit offsets around. */
+        if (sk_load_le64(e + SK_BF_LAYER_OFF_ARRAY) != offset || offset > UINT64_MAX / 2)
+            return SK_ECORRUPT;
+        double rate = f->fp_rate == 0 ? 0 : sk__bloom_layer_rate(f->fp_rate, f->expansion, i);
+        sk_bloom_layer shape = {.bits = bits, .hashes = hashes,
+                                .capacity = sk_load_le64(e + SK_BF_LAYER_OFF_CAPACITY),
+                                .fp_rate = rate, .bytes = bytes,
+                                .count = sk_load_le64(e + SK_BF_LAYER_OFF_COUNT)};
+        rc = sk__bloom_push_shape(f, &shape);
+        if (rc != SK_OK)
+            return rc;
+        f->layers[i].checksum = sk_load_le64(e + SK_BF_LAYER_OFF_CHECKSUM);
+        end = offset + bytes;
+        offset = sk__bloom_next_array(offset, bytes, packed);
+    }
+    if (total != UINT64_MAX && end != total)
+        return SK_ETRUNCATED;
+    *table_end = sk__bloom_header_size(nlayers);
+    return SK_OK;
+}
+
+int sk__bloom_is_packed(const uint8_t *header)
+{
+    return header[SK_BF_OFF_PACKED] == SK_BF_ARRAYS_PACKED;
+}

@@ -1,0 +1,178 @@
+/*
+ * format.h: the byte layouts of every serialized form, as named offsets,
+ * and the little-endian loads and stores that read and write them, so that
+ * the same bytes come out on every architecture.
+ *
+ * This header is the one description of the formats that code uses: the
+ * library, the tests, the fuzz targets and the benchmarks include it, and
+ * the Python test helpers read its #defines. docs/bloom-format.md and
+ * docs/hll-format.md say the same in prose. Nothing here is exported.
+ */
+#ifndef SKETCH_FORMAT_H
+#define SKETCH_FORMAT_H
+
+#include <stdint.h>
+
+/* ---- little-endian integers --------------------------------------------
+ * Compilers turn these byte-wise forms into single moves on little-endian
+ * machines. */
+
+static inline uint32_t sk_load_le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+           (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t sk_load_le64(const uint8_t *p)
+{
+    return (uint64_t)sk_load_le32(p) | (uint64_t)sk_load_le32(p + 4) << 32;
+}
+
+static inline void sk_store_le32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+static inline void sk_store_le64(uint8_t *p, uint64_t v)
+{
+    sk_store_le32(p, (uint32_t)v);
+    sk_store_le32(p + 4, (uint32_t)(v >> 32));
+}
+
+/* ---- Bloom filter files and dumps, version 1 ----------------------------
+ *
+ *   header, SK_BF_HEADER_SIZE bytes
+ *     0  4  magic "SKBF"
+ *     4  1  version 1
+ *     5  1  layout: 0 blocked, 1 classic
+ *     6  1  hash: 1 = XXH3-128, seed 0
+ *     7  1  arrays: 0 on page boundaries (files), 1 packed (dumps)
+ *     8  4  number of layers L >= 1
+ *    12  4  expansion; 0 for a filter of fixed size (then L = 1)
+ *    16  8  requested false-positive rate, an IEEE-754 double; 0 if explicit
+ *    24  8  0
+ *    32  4  XXH32 (seed 0) of bytes 0..31 followed by the layer table
+ *    36  4  0
+ *   layer table, SK_BF_LAYER_SIZE bytes per layer
+ *     0  8  bits m
+ *     8  4  hashes k
+ *    12  4  0
+ *    16  8  capacity
+ *    24  8  items added that set a bit
+ *    32  8  offset of the bit array in the file or dump
+ *    40  8  XXH3-64 (seed 0) of the bit array
+ *   bit arrays, in layer order: ceil(m/64) 64-bit words (m/64 for blocked
+ *   filters, m a multiple of 512), each at a multiple of SK_BF_FILE_ALIGN in
+ *   files and right after the previous part, at a multiple of
+ *   SK_BF_DUMP_ALIGN, in dumps; the file or dump ends with the last one.
+ */
+#define SK_BF_MAGIC "SKBF"
+#define SK_BF_VERSION 1
+#define SK_BF_LAYOUT_BLOCKED 0
+#define SK_BF_LAYOUT_CLASSIC 1
+#define SK_BF_HASH_XXH3_128 1
+#define SK_BF_ARRAYS_ALIGNED 0
+#define SK_BF_ARRAYS_PACKED 1
+
+#define SK_BF_OFF_MAGIC 0
+#define SK_BF_OFF_VERSION 4
+#define SK_BF_OFF_LAYOUT 5
+#define SK_BF_OFF_HASH 6
+#define SK_BF_OFF_PACKED 7
+#define SK_BF_OFF_LAYERS 8
+#define SK_BF_OFF_EXPANSION 12
+#define SK_BF_OFF_FP_RATE 16
+#define SK_BF_OFF_RESERVED 24
+#define SK_BF_OFF_CHECKSUM 32
+#define SK_BF_OFF_RESERVED2 36
+#define SK_BF_HEADER_SIZE 40
+
+#define SK_BF_LAYER_OFF_BITS 0
+#define SK_BF_LAYER_OFF_HASHES 8
+#define SK_BF_LAYER_OFF_RESERVED 12
+#define SK_BF_LAYER_OFF_CAPACITY 16
+#define SK_BF_LAYER_OFF_COUNT 24
+#define SK_BF_LAYER_OFF_ARRAY 32
+#define SK_BF_LAYER_OFF_CHECKSUM 40
+#define SK_BF_LAYER_SIZE 48
+
+#define SK_BF_FILE_ALIGN 4096
+#define SK_BF_DUMP_ALIGN 8
+#define SK_BF_BLOCK_BITS 512
+
+/* The header checksum covers the bytes before it and the layer table. */
+#define SK_BF_CHECKSUMMED_HEADER SK_BF_OFF_CHECKSUM
+
+_Static_assert(SK_BF_OFF_VERSION == SK_BF_OFF_MAGIC + 4, "magic is 4 bytes");
+_Static_assert(SK_BF_OFF_LAYERS == SK_BF_OFF_PACKED + 1, "one byte each: version..packed");
+_Static_assert(SK_BF_OFF_EXPANSION == SK_BF_OFF_LAYERS + 4, "layers is 4 bytes");
+_Static_assert(SK_BF_OFF_FP_RATE == SK_BF_OFF_EXPANSION + 4, "expansion is 4 bytes");
+_Static_assert(SK_BF_OFF_RESERVED == SK_BF_OFF_FP_RATE + 8, "the rate is a double");
+_Static_assert(SK_BF_OFF_CHECKSUM == SK_BF_OFF_RESERVED + 8, "8 reserved bytes");
+_Static_assert(SK_BF_HEADER_SIZE == SK_BF_OFF_RESERVED2 + 4, "the header ends after them");
+_Static_assert(SK_BF_LAYER_OFF_RESERVED == SK_BF_LAYER_OFF_HASHES + 4, "hashes is 4 bytes");
+_Static_assert(SK_BF_LAYER_OFF_CAPACITY == SK_BF_LAYER_OFF_RESERVED + 4, "4 reserved bytes");
+_Static_assert(SK_BF_LAYER_SIZE == SK_BF_LAYER_OFF_CHECKSUM + 8, "the entry ends after them");
+_Static_assert(SK_BF_HEADER_SIZE % SK_BF_DUMP_ALIGN == 0 && SK_BF_LAYER_SIZE % 8 == 0,
+               "the arrays of a dump start 8-byte aligned");
+
+/* ---- HyperLogLog, sketch's own format, version 1 -------------------------
+ *
+ *     0  4  magic "SKHL"
+ *     4  1  format version, 1
+ *     5  1  encoding: 0 dense, 1 sparse
+ *     6  1  precision p, 4..18
+ *     7  1  hash: 1 = MurmurHash64A with seed 0xadc83b19 (Redis's)
+ *     8  4  sparse: number of entries n; dense: 0
+ *    12  4  checksum: XXH32 of the body, seeded with XXH32 of bytes 0..11
+ *    16     body: dense, m registers of 6 bits packed least-significant bit
+ *           first (6m/8 bytes); sparse, n entries of 4 bytes,
+ *           (index << 6 | value), strictly increasing
+ */
+#define SK_HLL_NATIVE_MAGIC "SKHL"
+#define SK_HLL_NATIVE_VERSION 1
+#define SK_HLL_NATIVE_DENSE 0
+#define SK_HLL_NATIVE_SPARSE 1
+#define SK_HLL_NATIVE_HASH_MURMUR64A_REDIS 1
+#define SK_HLL_OFF_MAGIC 0
+#define SK_HLL_OFF_VERSION 4
+#define SK_HLL_OFF_ENCODING 5
+#define SK_HLL_OFF_PRECISION 6
+#define SK_HLL_OFF_HASH 7
+#define SK_HLL_OFF_ENTRIES 8
+#define SK_HLL_OFF_CHECKSUM 12
+#define SK_HLL_NATIVE_HEADER_SIZE 16
+#define SK_HLL_SPARSE_ENTRY_SIZE 4
+
+_Static_assert(SK_HLL_OFF_ENTRIES == SK_HLL_OFF_HASH + 1, "one byte each: version..hash");
+_Static_assert(SK_HLL_OFF_CHECKSUM == SK_HLL_OFF_ENTRIES + 4, "entries is 4 bytes");
+_Static_assert(SK_HLL_NATIVE_HEADER_SIZE == SK_HLL_OFF_CHECKSUM + 4, "then the body");
+
+/* ---- Redis's HyperLogLog strings -----------------------------------------
+ *
+ *     0  4  "HYLL"
+ *     4  1  encoding: 0 dense, 1 sparse
+ *     5  3  unused
+ *     8  8  cached cardinality, little-endian; the top bit of byte 15 set
+ *           means stale
+ *    16     body: dense, 16384 registers of 6 bits (12288 bytes); sparse,
+ *           the run-length opcodes of hll_redis.c
+ */
+#define SK_REDIS_HLL_MAGIC "HYLL"
+#define SK_REDIS_HLL_DENSE 0
+#define SK_REDIS_HLL_SPARSE 1
+#define SK_REDIS_HLL_OFF_ENCODING 4
+#define SK_REDIS_HLL_OFF_CARDINALITY 8
+#define SK_REDIS_HLL_OFF_STALE 15
+#define SK_REDIS_HLL_STALE_BIT 0x80
+#define SK_REDIS_HLL_HEADER_SIZE 16
+#define SK_REDIS_HLL_REGISTERS 16384
+
+_Static_assert(SK_REDIS_HLL_OFF_STALE == SK_REDIS_HLL_OFF_CARDINALITY + 7,
+               "the stale bit is the top bit of the cached cardinality");
+_Static_assert(SK_REDIS_HLL_HEADER_SIZE == SK_REDIS_HLL_OFF_CARDINALITY + 8, "then the body");
+
+#endif

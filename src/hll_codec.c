@@ -1,0 +1,134 @@
+/*
+ * hll_codec.c: the serialized forms of a HyperLogLog behind the public
+ * calls: which format a string is in (by its first four bytes), how large
+ * and in which encoding a sketch is written, and sketch files.
+ *
+ * The two formats themselves are in hll_native.c and hll_redis.c; files
+ * are written through the library's one atomic-file helper, so a crash
+ * during a save leaves the old file or the new one.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "atomic_file.h"
+#include "format.h"
+#include "hll_internal.h"
+
+size_t sk_hll_serialized_size(const sk_hll *h, sk_hll_format format)
+{
+    int sparse;
+    size_t size;
+    if (format == SK_HLL_NATIVE)
+        return sk__hll_native_size(h, &sparse);
+    if (format != SK_HLL_REDIS || h->precision < SK_HLL_REDIS_PRECISION)
+        return 0;
+    /* Without memory to fold a finer sketch the dense size, the larger of
+     * the two, is always enough. */
+    if (sk__hll_redis_size(h, &size, &sparse) != SK_OK)
+        return SK_REDIS_HLL_HEADER_SIZE + SK_REDIS_HLL_REGISTERS * 6 / 8;
+    return size;
+}
+
+int sk_hll_serialize(const sk_hll *h, sk_hll_format format, void *buf, size_t cap,
+                     size_t *len)
+{
+    if (h == NULL || buf == NULL || len == NULL)
+        return SK_EINVAL;
+    if (format == SK_HLL_NATIVE)
+        return sk__hll_native_write(h, buf, cap, len);
+    if (format != SK_HLL_REDIS)
+        return SK_EINVAL;
+    if (h->precision < SK_HLL_REDIS_PRECISION)
+        return SK_EINCOMPAT;
+    return sk__hll_redis_write(h, buf, cap, len);
+}
+
+int sk_hll_deserialize(sk_hll **out, const void *buf, size_t len, sk_hll_format *format,
+                       const sk_allocator *allocator)
+{
+    if (out == NULL || (buf == NULL && len > 0))
+        return SK_EINVAL;
+    *out = NULL;
+    const uint8_t *bytes = buf;
+    size_t prefix = len < 4 ? len : 4;
+    if (prefix > 0 && memcmp(bytes, SK_HLL_NATIVE_MAGIC, prefix) == 0) {
+        if (format != NULL)
+            *format = SK_HLL_NATIVE;
+        return len < 4 ? SK_ETRUNCATED : sk__hll_native_read(out, bytes, len, allocator);
+    }
+    if (prefix > 0 && memcmp(bytes, SK_REDIS_HLL_MAGIC, prefix) == 0) {
+        if (format != NULL)
+            *format = SK_HLL_REDIS;
+        return len < 4 ? SK_ETRUNCATED : sk__hll_redis_read(out, bytes, len, allocator);
+    }
+    return SK_EFORMAT;
+}
+
+int sk_hll_get_info(const sk_hll *h, sk_hll_format format, sk_hll_info *info)
+{
+    if (h == NULL || info == NULL || (format != SK_HLL_NATIVE && format != SK_HLL_REDIS))
+        return SK_EINVAL;
+    memset(info, 0, sizeof *info);
+    info->precision = h->precision;
+    info->registers = sk__hll_registers(h->precision);
+    info->encoding = h->registers == NULL ? SK_HLL_SPARSE : SK_HLL_DENSE;
+    info->memory = sk__hll_memory(h);
+    int sparse = 0, rc = SK_OK;
+    if (format == SK_HLL_NATIVE)
+        info->serialized_size = sk__hll_native_size(h, &sparse);
+    else if (h->precision >= SK_HLL_REDIS_PRECISION)
+        rc = sk__hll_redis_size(h, &info->serialized_size, &sparse);
+    info->serialized_encoding = sparse ? SK_HLL_SPARSE : SK_HLL_DENSE;
+    return rc;
+}
+
+struct serialized {
+    const uint8_t *bytes;
+    size_t len;
+};
+
+static int write_bytes(int fd, const void *ctx)
+{
+    const struct serialized *s = ctx;
+    return sk__write_all(fd, s->bytes, s->len);
+}
+
+int sk_hll_save(const sk_hll *h, sk_hll_format format, const char *path)
+{
+    if (h == NULL || path == NULL)
+        return SK_EINVAL;
+    size_t cap = sk_hll_serialized_size(h, format);
+    if (cap == 0)
+        return format == SK_HLL_REDIS ? SK_EINCOMPAT : SK_EINVAL;
+    uint8_t *buf = sk__alloc(&h->alloc, cap);
+    if (buf == NULL)
+        return SK_ENOMEM;
+    struct serialized s = {buf, 0};
+    int rc = sk_hll_serialize(h, format, buf, cap, &s.len);
+    if (rc == SK_OK)
+        rc = sk__atomic_write(path, write_bytes, &s);
+    int saved_errno = errno;
+    sk__free(&h->alloc, buf, cap);
+    errno = saved_errno;
+    return rc;
+}
+
+int sk_hll_load(sk_hll **out, const char *path, sk_hll_format *format,
+                const sk_allocator *allocator)
+{
+    if (out == NULL)
+        return SK_EINVAL;
+    *out = NULL;
+    if (path == NULL)
+        return SK_EINVAL;
+    sk_allocator a;
+    sk__allocator_init(&a, allocator);
+    uint8_t *data;
+    size_t len, cap;
+    int rc = sk__read_file(path, SK_HLL_MAX_SERIALIZED_SIZE, &a, &data, &len, &cap);
+    if (rc != SK_OK)
+        return rc;
+    rc = sk_hll_deserialize(out, data, len, format, allocator);
+    sk__free(&a, data, cap);
+    return rc;
+}

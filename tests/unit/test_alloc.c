@@ -1,0 +1,245 @@
+/*
+ * test_alloc.c: every structure through a caller's allocator: what a filter
+ * and a sketch cost before their items, that the memory they report is what
+ * they took, that everything taken is given back, and that an allocator
+ * that fails leaves a clear error and an object as it was.
+ */
+#define _GNU_SOURCE /* mkstemp */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "sketch.h"
+
+/* Counts what it hands out and takes back; fails the call numbered
+ * fail_at (1 the first) once it is reached, and every later one while
+ * fail_all is set. */
+struct counter {
+    size_t live_bytes, peak_bytes;
+    long calls, live_blocks, fail_at;
+    int fail_all;
+};
+
+static void *counted_alloc(void *opaque, size_t size)
+{
+    struct counter *c = opaque;
+    c->calls++;
+    if ((c->fail_at != 0 && c->calls >= c->fail_at && (c->fail_all || c->calls == c->fail_at)))
+        return NULL;
+    void *p = malloc(size);
+    if (p != NULL) {
+        c->live_bytes += size;
+        c->live_blocks++;
+        if (c->live_bytes > c->peak_bytes)
+            c->peak_bytes = c->live_bytes;
+    }
+    return p;
+}
+
+static void counted_free(void *opaque, void *ptr, size_t size)
+{
+    struct counter *c = opaque;
+    assert_non_null(ptr);
+    assert_true(c->live_bytes >= size);
+    c->live_bytes -= size;
+    c->live_blocks--;
+    free(ptr);
+}
+
+static sk_allocator counting(struct counter *c)
+{
+    memset(c, 0, sizeof *c);
+    return (sk_allocator){counted_alloc, counted_free, c, 0};
+}
+
+static void add_keys(sk_bloom *f, uint64_t from, uint64_t to)
+{
+    for (uint64_t k = from; k < to; k++)
+        assert_true(sk_bloom_add(f, &k, sizeof k) >= 0);
+}
+
+/* A filter of one layer costs its record and its bit array: a few hundred
+ * bytes past the bits, and the memory it reports is what it took. The
+ * filter BF.ADD creates for a new key (100 items at 1%) is the case. */
+static void test_fixed_cost_of_a_filter(void **state)
+{
+    (void)state;
+    struct counter c;
+    sk_allocator a = counting(&c);
+    sk_bloom_options o = {.capacity = 100, .fp_rate = 0.01, .expansion = 2,
+                          .layout = SK_BLOOM_AUTO, .allocator = &a};
+    sk_bloom *f;
+    assert_int_equal(sk_bloom_create(&f, &o), SK_OK);
+    sk_bloom_info info;
+    sk_bloom_get_info(f, &info);
+    print_message("one-layer filter: %zu bytes in %ld blocks, %llu of them bits\n",
+                  c.live_bytes, c.live_blocks, (unsigned long long)info.array_bytes);
+    assert_int_equal(c.live_blocks, 2); /* the record and the bit array */
+    assert_true(c.live_bytes - info.array_bytes <= 400);
+    assert_int_equal(info.memory, c.live_bytes);
+    /* Growing keeps the account exact. */
+    add_keys(f, 0, 5000);
+    sk_bloom_get_info(f, &info);
+    assert_true(info.layers > 3);
+    assert_int_equal(info.memory, c.live_bytes);
+    sk_bloom_free(f);
+    assert_int_equal(c.live_bytes, 0);
+    assert_int_equal(c.live_blocks, 0);
+}
+
+static void test_fixed_cost_of_a_sketch(void **state)
+{
+    (void)state;
+    struct counter c;
+    sk_allocator a = counting(&c);
+    sk_hll *h;
+    assert_int_equal(sk_hll_create(&h, 14, &a), SK_OK);
+    sk_hll_info info;
+    assert_int_equal(sk_hll_get_info(h, SK_HLL_NATIVE, &info), SK_OK);
+    print_message("empty sketch: %zu bytes in %ld blocks\n", c.live_bytes, c.live_blocks);
+    assert_int_equal(c.live_blocks, 1);
+    assert_true(c.live_bytes <= 128);
+    assert_int_equal(info.memory, c.live_bytes);
+    for (uint64_t k = 0; k < 100000; k++) {
+        assert_true(sk_hll_add(h, &k, sizeof k) >= 0);
+        if (k == 10 || k == 99999) {
+            assert_int_equal(sk_hll_get_info(h, SK_HLL_NATIVE, &info), SK_OK);
+            assert_int_equal(info.memory, c.live_bytes);
+        }
+    }
+    assert_int_equal(info.encoding, SK_HLL_DENSE);
+    sk_hll_free(h);
+    assert_int_equal(c.live_bytes, 0);
+}
+
+/* Copies, dumps, files and set operations all take from the object's own
+ * allocator and give it all back. */
+static void test_everything_goes_through_the_allocator(void **state)
+{
+    (void)state;
+    struct counter c;
+    sk_allocator a = counting(&c);
+    sk_bloom_options o = {.capacity = 1000, .fp_rate = 0.01, .expansion = 2,
+                          .layout = SK_BLOOM_CLASSIC, .allocator = &a};
+    sk_bloom *f, *copy, *back, *opened;
+    assert_int_equal(sk_bloom_create(&f, &o), SK_OK);
+    add_keys(f, 0, 3000);
+    assert_int_equal(sk_bloom_copy(&copy, f), SK_OK);
+    size_t cap = (size_t)sk_bloom_serialized_size(f), len;
+    uint8_t *buf = malloc(cap);
+    assert_non_null(buf);
+    assert_int_equal(sk_bloom_serialize(f, buf, cap, &len), SK_OK);
+    assert_int_equal(sk_bloom_deserialize(&back, buf, len, &a), SK_OK);
+    assert_int_equal(sk_bloom_merge(back, copy), SK_OK);
+    char path[] = "/tmp/sketch-alloc-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(sk_bloom_save(f, path), SK_OK);
+    assert_int_equal(sk_bloom_open(&opened, path, SK_BLOOM_VERIFY, &a), SK_OK);
+    for (uint64_t k = 0; k < 3000; k++) {
+        assert_int_equal(sk_bloom_contains(copy, &k, sizeof k), 1);
+        assert_int_equal(sk_bloom_contains(back, &k, sizeof k), 1);
+        assert_int_equal(sk_bloom_contains(opened, &k, sizeof k), 1);
+    }
+    sk_bloom_free(f);
+    sk_bloom_free(copy);
+    sk_bloom_free(back);
+    sk_bloom_free(opened);
+    assert_int_equal(c.live_bytes, 0);
+
+    sk_hll *h, *g, *loaded;
+    assert_int_equal(sk_hll_create(&h, 16, &a), SK_OK);
+    for (uint64_t k = 0; k < 50000; k++)
+        sk_hll_add(h, &k, sizeof k);
+    assert_int_equal(sk_hll_copy(&g, h), SK_OK);
+    assert_int_equal(sk_hll_fold(g, 14), SK_OK);
+    assert_int_equal(sk_hll_merge(g, h), SK_OK);
+    assert_int_equal(sk_hll_save(g, SK_HLL_REDIS, path), SK_OK);
+    sk_hll_format format;
+    assert_int_equal(sk_hll_load(&loaded, path, &format, &a), SK_OK);
+    assert_int_equal(format, SK_HLL_REDIS);
+    assert_int_equal(sk_hll_count(loaded), sk_hll_count(g));
+    assert_int_equal(sk_hll_clear(g), SK_OK);
+    assert_int_equal(sk_hll_count(g), 0);
+    sk_hll_free(h);
+    sk_hll_free(g);
+    sk_hll_free(loaded);
+    assert_int_equal(c.live_bytes, 0);
+    unlink(path);
+    free(buf);
+}
+
+/* Every allocation, failed in turn: the call answers SK_ENOMEM, keeps what
+ * it had, and nothing leaks. */
+static void test_failing_allocator(void **state)
+{
+    (void)state;
+    for (long fail_at = 1; fail_at < 40; fail_at++) {
+        struct counter c;
+        sk_allocator a = counting(&c);
+        c.fail_at = fail_at;
+        sk_bloom_options o = {.capacity = 10, .fp_rate = 0.01, .expansion = 2,
+                              .layout = SK_BLOOM_BLOCKED, .allocator = &a};
+        sk_bloom *f;
+        int rc = sk_bloom_create(&f, &o);
+        if (rc != SK_OK) {
+            assert_int_equal(rc, SK_ENOMEM);
+            assert_null(f);
+            assert_int_equal(c.live_bytes, 0);
+            continue;
+        }
+        uint64_t k;
+        for (k = 0; k < 2000; k++) {
+            rc = sk_bloom_add(f, &k, sizeof k);
+            if (rc < 0)
+                break;
+        }
+        if (rc < 0) {
+            assert_int_equal(rc, SK_ENOMEM);
+            for (uint64_t i = 0; i < k; i++)
+                assert_int_equal(sk_bloom_contains(f, &i, sizeof i), 1);
+        }
+        sk_bloom_free(f);
+        assert_int_equal(c.live_bytes, 0);
+
+        sk_hll *h;
+        c = (struct counter){.fail_at = fail_at};
+        rc = sk_hll_create(&h, 12, &a);
+        if (rc != SK_OK) {
+            assert_int_equal(rc, SK_ENOMEM);
+            continue;
+        }
+        uint64_t count = 0;
+        for (k = 0; k < 5000; k++) {
+            rc = sk_hll_add(h, &k, sizeof k);
+            if (rc < 0)
+                break;
+            count = sk_hll_count(h);
+        }
+        if (rc < 0) {
+            assert_int_equal(rc, SK_ENOMEM);
+            assert_int_equal(sk_hll_count(h), count); /* as it was */
+        }
+        sk_hll_free(h);
+        assert_int_equal(c.live_bytes, 0);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fixed_cost_of_a_filter),
+        cmocka_unit_test(test_fixed_cost_of_a_sketch),
+        cmocka_unit_test(test_everything_goes_through_the_allocator),
+        cmocka_unit_test(test_failing_allocator),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
