@@ -68,21 +68,9 @@
 
 #include <bloom.h> /* libbloom */
 
+#include "bench_util.h"
 #include "sketch/bloom.h"
 
-#ifndef BENCH_COMPILER
-#define BENCH_COMPILER "unknown compiler"
-#endif
-#ifndef BENCH_FLAGS
-#define BENCH_FLAGS ""
-#endif
-#define BENCH_STR2(x) #x
-#define BENCH_STR(x) BENCH_STR2(x)
-#ifdef BENCH_CONFIG
-#define BENCH_CONFIG_NAME BENCH_STR(BENCH_CONFIG)
-#else
-#define BENCH_CONFIG_NAME "unknown"
-#endif
 
 #define KEY_SIZE 16
 #define MAX_NS 8
@@ -97,48 +85,8 @@
 
 __extension__ typedef unsigned __int128 u128;
 
-static volatile uint64_t sink;
 
 /* ---- small helpers ----------------------------------------------------------- */
-
-static uint64_t splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-static void *xmalloc(size_t size)
-{
-    void *p = malloc(size);
-    if (p == NULL) {
-        fprintf(stderr, "bloom_bench: out of memory (%zu bytes)\n", size);
-        exit(1);
-    }
-    return p;
-}
-
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-/* CPU time of this thread: leaves out the time it waited for a CPU. */
-static double cpu_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int compare_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static void fill_keys(uint8_t *keys, uint64_t count, uint64_t seed)
 {
@@ -358,12 +306,6 @@ static void record(struct row *r, uint64_t result, double ns, double cpu)
     r->times[r->done++] = ns / (double)r->ops;
 }
 
-static double median_of(double *v, int k)
-{
-    qsort(v, (size_t)k, sizeof *v, compare_double);
-    return k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
-}
-
 static void summarize(struct row *r)
 {
     r->median = median_of(r->times, r->done);
@@ -372,35 +314,6 @@ static void summarize(struct row *r)
 }
 
 /* ---- the header -------------------------------------------------------------------- */
-
-static void cpu_model(char *out, size_t cap)
-{
-    snprintf(out, cap, "unknown");
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (f == NULL)
-        return;
-    char line[512];
-    static const char *keys[] = {"model name", "Model", "Hardware", "cpu model"};
-    int best = 4;
-    while (fgets(line, sizeof line, f) != NULL) {
-        for (int k = 0; k < best; k++) {
-            size_t klen = strlen(keys[k]);
-            if (strncmp(line, keys[k], klen) != 0)
-                continue;
-            char *colon = strchr(line, ':');
-            if (colon == NULL)
-                continue;
-            char *v = colon + 1;
-            while (*v == ' ' || *v == '\t')
-                v++;
-            v[strcspn(v, "\n")] = '\0';
-            snprintf(out, cap, "%s", v);
-            best = k;
-            break;
-        }
-    }
-    fclose(f);
-}
 
 static void read_first_line(const char *path, char *out, size_t cap)
 {

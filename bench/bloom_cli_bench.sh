@@ -37,12 +37,9 @@
 set -euo pipefail
 
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-build_dir=${1:-$script_dir/../build}
-if [[ ! -d $build_dir ]]; then
-    echo "bloom_cli_bench: build directory '$build_dir' not found" >&2
-    exit 2
-fi
-build_dir=$(cd "$build_dir" && pwd)
+NAME=bloom_cli_bench
+source "$script_dir/lib.sh"
+build_dir=$(bench_build_dir "${1:-}")
 
 RUNS=${RUNS:-5}
 BENCH_ITEMS=${BENCH_ITEMS:-3300000}
@@ -51,16 +48,8 @@ BENCH_SEED=${BENCH_SEED:-1}
 BLOOM=${BLOOM:-bloom}
 TARGET=5
 
-for v in RUNS BENCH_ITEMS; do
-    if [[ ! ${!v} =~ ^[1-9][0-9]*$ ]]; then
-        echo "bloom_cli_bench: $v must be a positive integer, not '${!v}'" >&2
-        exit 2
-    fi
-done
-if [[ ! $BENCH_SEED =~ ^[0-9]+$ ]]; then
-    echo "bloom_cli_bench: BENCH_SEED must be a non-negative integer" >&2
-    exit 2
-fi
+bench_require_positive RUNS BENCH_ITEMS
+bench_require_seed
 if [[ ! $BENCH_FP =~ ^(0?\.[0-9]+|[0-9.]+[eE]-?[0-9]+)$ ]]; then
     echo "bloom_cli_bench: BENCH_FP must be a rate such as 0.01, not '$BENCH_FP'" >&2
     exit 2
@@ -105,13 +94,6 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# ---- clocks: integer microseconds -------------------------------------------
-
-if [[ -n ${EPOCHREALTIME:-} ]]; then
-    now_us() { local t=${EPOCHREALTIME/[.,]/}; printf -v "$1" '%s' "$((10#$t))"; }
-else
-    now_us() { printf -v "$1" '%s' "$(date +%s%6N)"; }
-fi
 
 # CPU time (user + system) of all waited-for children so far, in microseconds,
 # from the `times` builtin ("XmY.ZZZs XmY.ZZZs" on its second line). No

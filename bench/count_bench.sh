@@ -33,12 +33,9 @@
 set -euo pipefail
 
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-build_dir=${1:-$script_dir/../build}
-if [[ ! -d $build_dir ]]; then
-    echo "count_bench: build directory '$build_dir' not found" >&2
-    exit 2
-fi
-build_dir=$(cd "$build_dir" && pwd)
+NAME=count_bench
+source "$script_dir/lib.sh"
+build_dir=$(bench_build_dir "${1:-}")
 
 RUNS=${RUNS:-3}
 SLOW_RUNS=${SLOW_RUNS:-1}
@@ -51,16 +48,8 @@ BENCH_SEED=${BENCH_SEED:-1}
 BENCH_FILE=${BENCH_FILE:-$BENCH_DIR/lines-n$BENCH_LINES-d$BENCH_DISTINCT-s$BENCH_SEED.txt}
 PFADD_BATCH=${PFADD_BATCH:-1000}
 
-for v in RUNS SLOW_RUNS BENCH_LINES BENCH_DISTINCT PFADD_BATCH; do
-    if [[ ! ${!v} =~ ^[1-9][0-9]*$ ]]; then
-        echo "count_bench: $v must be a positive integer, not '${!v}'" >&2
-        exit 2
-    fi
-done
-if [[ ! $BENCH_SEED =~ ^[0-9]+$ ]]; then
-    echo "count_bench: BENCH_SEED must be a non-negative integer" >&2
-    exit 2
-fi
+bench_require_positive RUNS SLOW_RUNS BENCH_LINES BENCH_DISTINCT PFADD_BATCH
+bench_require_seed
 
 SKETCH=$build_dir/cli/sketch
 GEN=$build_dir/bench/gen_lines
@@ -116,13 +105,6 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# ---- clock: integer microseconds --------------------------------------------
-
-if [[ -n ${EPOCHREALTIME:-} ]]; then
-    now_us() { local t=${EPOCHREALTIME/[.,]/}; printf -v "$1" '%s' "$((10#$t))"; }
-else
-    now_us() { printf -v "$1" '%s' "$(date +%s%6N)"; }
-fi
 
 # ---- the input file, generated once -------------------------------------------
 

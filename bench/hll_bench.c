@@ -27,21 +27,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "sketch/hll.h"
 
-#ifndef BENCH_COMPILER
-#define BENCH_COMPILER "unknown compiler"
-#endif
-#ifndef BENCH_FLAGS
-#define BENCH_FLAGS ""
-#endif
-#define BENCH_STR2(x) #x
-#define BENCH_STR(x) BENCH_STR2(x)
-#ifdef BENCH_CONFIG
-#define BENCH_CONFIG_NAME BENCH_STR(BENCH_CONFIG)
-#else
-#define BENCH_CONFIG_NAME "unknown"
-#endif
 
 #define INPUT_COUNT (1u << 20) /* power of two: indices are masked */
 #define ITEM_SIZE 16
@@ -58,27 +46,8 @@ static int hll_is_sparse(const sk_hll *h)
     return info.encoding == SK_HLL_SPARSE;
 }
 
-static volatile uint64_t sink;
 
 /* ---- inputs -------------------------------------------------------------- */
-
-static uint64_t splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-static void *xmalloc(size_t size)
-{
-    void *p = malloc(size);
-    if (p == NULL) {
-        fprintf(stderr, "hll_bench: out of memory\n");
-        exit(1);
-    }
-    return p;
-}
 
 static sk_hll *new_sketch(unsigned precision)
 {
@@ -176,24 +145,11 @@ static void run_merge(void *arg, uint64_t iters)
 
 /* ---- the harness ---------------------------------------------------------- */
 
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
 static double time_run(void (*fn)(void *, uint64_t), void *ctx, uint64_t iters)
 {
     double start = now_ns();
     fn(ctx, iters);
     return now_ns() - start;
-}
-
-static int compare_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 struct result {
@@ -243,36 +199,6 @@ static struct result measure(void (*fn)(void *, uint64_t), void *ctx, int runs,
 }
 
 /* ---- the header ------------------------------------------------------------ */
-
-static void cpu_model(char *out, size_t cap)
-{
-    snprintf(out, cap, "unknown");
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (f == NULL)
-        return;
-    char line[512];
-    /* x86 has "model name"; some ARM kernels have "Model" or "Hardware". */
-    static const char *keys[] = {"model name", "Model", "Hardware", "cpu model"};
-    int best = 4;
-    while (fgets(line, sizeof line, f) != NULL) {
-        for (int k = 0; k < best; k++) {
-            size_t klen = strlen(keys[k]);
-            if (strncmp(line, keys[k], klen) != 0)
-                continue;
-            char *colon = strchr(line, ':');
-            if (colon == NULL)
-                continue;
-            char *v = colon + 1;
-            while (*v == ' ' || *v == '\t')
-                v++;
-            v[strcspn(v, "\n")] = '\0';
-            snprintf(out, cap, "%s", v);
-            best = k;
-            break;
-        }
-    }
-    fclose(f);
-}
 
 /* ---- main ------------------------------------------------------------------ */
 

@@ -144,6 +144,19 @@ static void print_size(const char *label, double bytes)
         printf("%s: %.0f bytes (%.1f %s)\n", label, bytes, shown, units[u]);
 }
 
+/* Prints the lines that describe a filter's shape, first in both create
+ * and info, and returns its description. */
+static sk_bloom_info print_shape(const sk_bloom *f)
+{
+    sk_bloom_info info;
+    sk_bloom_get_info(f, &info);
+    printf("layout: %s\n", layout_name(info.layout));
+    printf("bits: %llu\n", (unsigned long long)info.bits);
+    printf("hashes: %u\n", info.hashes);
+    print_size("bit arrays", (double)info.array_bytes);
+    return info;
+}
+
 /* Parses options from a table of single-letter options common to the
  * subcommands; returns the index of the first operand. */
 struct bloom_options {
@@ -256,12 +269,7 @@ static int bloom_create(int argc, char **argv)
     if (rc != SK_OK)
         die("cannot create the filter: %s", sk_strerror(rc));
     save_or_die(f, path);
-    sk_bloom_info info;
-    sk_bloom_get_info(f, &info);
-    printf("layout: %s\n", layout_name(info.layout));
-    printf("bits: %llu\n", (unsigned long long)info.bits);
-    printf("hashes: %u\n", info.hashes);
-    print_size("bit arrays", (double)info.array_bytes);
+    print_shape(f);
     sk_bloom_free(f);
     return EXIT_OK;
 }
@@ -458,12 +466,7 @@ static int bloom_info(int argc, char **argv)
     if (first + 1 < argc)
         die_usage("bloom info", "one FILE at a time");
     sk_bloom *f = open_or_die(argv[first], o.verify ? SK_BLOOM_VERIFY : 0);
-    sk_bloom_info info;
-    sk_bloom_get_info(f, &info);
-    printf("layout: %s\n", layout_name(info.layout));
-    printf("bits: %llu\n", (unsigned long long)info.bits);
-    printf("hashes: %u\n", info.hashes);
-    print_size("bit arrays", (double)info.array_bytes);
+    sk_bloom_info info = print_shape(f);
     printf("capacity: %llu\n", (unsigned long long)info.capacity);
     if (info.fp_rate > 0)
         printf("requested fp rate: %g\n", info.fp_rate);

@@ -287,25 +287,24 @@ class Servers:
             shutil.rmtree(d, ignore_errors=True)
 
 
-@pytest.fixture
-def servers():
+def _servers():
     _require_tools()
     s = Servers()
     try:
         yield s
     finally:
         s.cleanup()
+
+
+@pytest.fixture
+def servers():
+    yield from _servers()
 
 
 @pytest.fixture(scope="module")
 def module_servers():
     """Like `servers`, for servers shared by the tests of one file."""
-    _require_tools()
-    s = Servers()
-    try:
-        yield s
-    finally:
-        s.cleanup()
+    yield from _servers()
 
 
 @pytest.fixture(scope="session")
