@@ -94,13 +94,13 @@
 #include <gsl/gsl_rng.h>
 #include <xxhash.h>
 
+#include "format.h"
 #include "sketch/hll.h"
 
 #define MAX_PRECISIONS 16
 #define MAX_THREADS 64
 #define METHOD_HASHES 0
 #define METHOD_REGISTERS 1
-#define NATIVE_HEADER 16
 /* sqrt(3 ln 2 - 1): the asymptotic relative standard error times sqrt(m). */
 #define RSE_FACTOR 1.0389618114391
 
@@ -217,14 +217,6 @@ static inline uint8_t max_rank(uint64_t c, unsigned q, xo_state *st)
     return (uint8_t)r;
 }
 
-static void store_le32(uint8_t *b, uint32_t v)
-{
-    b[0] = (uint8_t)v;
-    b[1] = (uint8_t)(v >> 8);
-    b[2] = (uint8_t)(v >> 16);
-    b[3] = (uint8_t)(v >> 24);
-}
-
 /* The native serialized sketch, dense encoding, of these m registers: the
  * 16-byte header of docs/hll-format.md, the registers at 6 bits least-
  * significant bit first (4 registers in 3 bytes; m is a multiple of 4), and
@@ -233,20 +225,21 @@ static size_t pack_native(unsigned p, const uint8_t *regs, uint8_t *buf)
 {
     uint32_t m = UINT32_C(1) << p;
     size_t body_len = (size_t)m * 6 / 8;
-    uint8_t *body = buf + NATIVE_HEADER;
-    memcpy(buf, "SKHL", 4);
-    buf[4] = 1; /* version */
-    buf[5] = 0; /* dense */
-    buf[6] = (uint8_t)p;
-    buf[7] = 1; /* MurmurHash64A, seed 0xadc83b19 */
-    store_le32(buf + 8, 0);
+    uint8_t *body = buf + SK_HLL_NATIVE_HEADER_SIZE;
+    memcpy(buf + SK_HLL_OFF_MAGIC, SK_HLL_NATIVE_MAGIC, 4);
+    buf[SK_HLL_OFF_VERSION] = SK_HLL_NATIVE_VERSION;
+    buf[SK_HLL_OFF_ENCODING] = SK_HLL_NATIVE_DENSE;
+    buf[SK_HLL_OFF_PRECISION] = (uint8_t)p;
+    buf[SK_HLL_OFF_HASH] = SK_HLL_NATIVE_HASH_MURMUR64A_REDIS;
+    sk_store_le32(buf + SK_HLL_OFF_ENTRIES, 0);
     for (uint32_t i = 0, j = 0; i < m; i += 4, j += 3) {
         body[j] = (uint8_t)(regs[i] | regs[i + 1] << 6);
         body[j + 1] = (uint8_t)(regs[i + 1] >> 2 | regs[i + 2] << 4);
         body[j + 2] = (uint8_t)(regs[i + 2] >> 4 | regs[i + 3] << 2);
     }
-    store_le32(buf + 12, XXH32(body, body_len, XXH32(buf, 12, 0)));
-    return NATIVE_HEADER + body_len;
+    sk_store_le32(buf + SK_HLL_OFF_CHECKSUM,
+                  XXH32(body, body_len, XXH32(buf, SK_HLL_OFF_CHECKSUM, 0)));
+    return SK_HLL_NATIVE_HEADER_SIZE + body_len;
 }
 
 /* ---- trials -------------------------------------------------------------- */
@@ -330,7 +323,7 @@ static void write_redis_strings(const char *path, uint64_t seed)
     struct worker w = {0};
     w.rng = gsl_rng_alloc(&gsl_xo_type);
     w.regs = malloc((size_t)1 << p);
-    w.buf = malloc(NATIVE_HEADER + ((size_t)1 << p));
+    w.buf = malloc(SK_HLL_NATIVE_HEADER_SIZE + ((size_t)1 << p));
     if (w.rng == NULL || w.regs == NULL || w.buf == NULL)
         die("out of memory");
     for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
@@ -393,7 +386,7 @@ static void run_point(unsigned p, uint64_t n, int method, unsigned trials, uint6
         w->job = &job;
         w->rng = gsl_rng_alloc(&gsl_xo_type);
         w->regs = malloc(m);
-        w->buf = malloc(NATIVE_HEADER + (size_t)m);
+        w->buf = malloc(SK_HLL_NATIVE_HEADER_SIZE + (size_t)m);
         if (w->rng == NULL || w->regs == NULL || w->buf == NULL ||
             sk_hll_new(&w->h, p) != SK_OK)
             die("out of memory");
@@ -504,7 +497,7 @@ static void check_packing(unsigned p, uint64_t seed)
 {
     uint32_t m = UINT32_C(1) << p;
     unsigned q = 64 - p;
-    uint8_t *regs = calloc(m, 1), *mine = malloc(NATIVE_HEADER + (size_t)m);
+    uint8_t *regs = calloc(m, 1), *mine = malloc(SK_HLL_NATIVE_HEADER_SIZE + (size_t)m);
     sk_hll *h;
     if (regs == NULL || mine == NULL || sk_hll_new(&h, p) != SK_OK)
         die("out of memory");

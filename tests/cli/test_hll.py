@@ -2,6 +2,7 @@
 import random
 
 import pytest
+from format_h import FORMAT
 
 from sketch_cli_helpers import (
     BARE_INT, DENSE_SIZE_P14, assert_close, assert_one_error_line, join_lines,
@@ -475,12 +476,13 @@ def test_info_encoding_matches_the_file(sk, tmp_path):
     # The native writer keeps a sparse body while it is smaller than the dense
     # one (fewer than 3072 registers set at p = 14), but the sketch in memory
     # turns dense at 2048. `info` must describe the sketch in FILE: a file
-    # whose header says sparse (byte 5 = 1) and whose size is below the dense
+    # whose header says sparse and whose size is below the dense
     # size must not be reported as dense.
     path = tmp_path / "mid.hll"
     sk.ok("hll", "add", path, input=join_lines(items(b"M", 2600)))
     data = path.read_bytes()
-    assert data[5] == 1 and len(data) < DENSE_SIZE_P14      # sparse on disk
+    assert data[FORMAT["SK_HLL_OFF_ENCODING"]] == FORMAT["SK_HLL_NATIVE_SPARSE"]
+    assert len(data) < DENSE_SIZE_P14                        # sparse on disk
     assert sk.info(path)["encoding"] == "sparse"
 
 

@@ -5,6 +5,7 @@ import random
 
 import pytest
 
+from format_h import FORMAT
 from sketch_cli_helpers import DENSE_SIZE_P14, join_lines, no_temporary_files
 
 
@@ -28,8 +29,11 @@ def valid(sk, tmp_path_factory):
         path = d / name
         sk.ok("hll", "add", *args, path, input=data)
         out[name] = path.read_bytes()
-    assert out["native_sparse"][5] == 1 and out["native_dense"][5] == 0
-    assert out["redis_sparse"][4] == 1 and out["redis_dense"][4] == 0
+    native, redis = FORMAT["SK_HLL_OFF_ENCODING"], FORMAT["SK_REDIS_HLL_OFF_ENCODING"]
+    assert out["native_sparse"][native] == FORMAT["SK_HLL_NATIVE_SPARSE"]
+    assert out["native_dense"][native] == FORMAT["SK_HLL_NATIVE_DENSE"]
+    assert out["redis_sparse"][redis] == FORMAT["SK_REDIS_HLL_SPARSE"]
+    assert out["redis_dense"][redis] == FORMAT["SK_REDIS_HLL_DENSE"]
     assert len(out["native_dense"]) == len(out["redis_dense"]) == DENSE_SIZE_P14
     return out
 
