@@ -42,7 +42,9 @@
  * Dense: one byte per register (16 KB at p = 14). Bytes rather than packed
  * 6-bit fields make add a single load and store, merge a loop the compiler
  * vectorizes, and the histogram a byte scan. Serialized forms pack registers
- * to 6 bits, so a p = 14 sketch is 12 KB on disk and in Redis.
+ * to 6 bits, so a p = 14 sketch is 12 KB on disk and in Redis; they are in
+ * hll_native.c and hll_redis.c, behind hll_codec.c, and this file calls none
+ * of them. Every byte comes from the sketch's allocator (alloc.h).
  */
 #include <limits.h>
 #include <math.h>
