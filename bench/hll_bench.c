@@ -42,7 +42,7 @@
 static int hll_is_sparse(const sk_hll *h)
 {
     sk_hll_info info;
-    sk_hll_get_info(h, SK_HLL_NATIVE, &info);
+    sk_hll_get_info(h, &info);
     return info.encoding == SK_HLL_SPARSE;
 }
 

@@ -209,13 +209,15 @@ static int hll_info(int argc, char **argv)
     sk_hll *h = load_hll_or_die(argv[first], &format);
     /* The encoding of the file, which is not always the one the sketch
      * uses in memory. */
+    int encoding = sk_hll_serialized_encoding(h, format);
+    if (encoding < 0)
+        die("%s", sk_strerror(encoding));
     sk_hll_info info;
-    if (sk_hll_get_info(h, format, &info) != SK_OK)
-        die("out of memory");
+    sk_hll_get_info(h, &info);
     printf("format: %s\n", format == SK_HLL_REDIS ? "redis" : "sketch 1");
     printf("registers: %u\n", info.registers);
-    printf("encoding: %s\n", info.serialized_encoding == SK_HLL_SPARSE ? "sparse" : "dense");
-    printf("size: %zu bytes\n", info.serialized_size);
+    printf("encoding: %s\n", encoding == SK_HLL_SPARSE ? "sparse" : "dense");
+    printf("size: %zu bytes\n", sk_hll_serialized_size(h, format));
     print_estimate(h, stdout);
     sk_hll_free(h);
     return EXIT_OK;

@@ -257,7 +257,7 @@ static int cmd_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     RM_ReplyWithLongLong(ctx, 1LL << sk_hll_precision(h));
     RM_ReplyWithSimpleString(ctx, "Encoding");
     sk_hll_info info;
-    sk_hll_get_info(h, SK_HLL_NATIVE, &info);
+    sk_hll_get_info(h, &info);
     RM_ReplyWithSimpleString(ctx, info.encoding == SK_HLL_SPARSE ? "sparse" : "dense");
     RM_ReplyWithSimpleString(ctx, "Count");
     RM_ReplyWithLongLong(ctx, (long long)e.count);
@@ -397,7 +397,7 @@ static void hll_aof_rewrite(RedisModuleIO *io, RedisModuleString *key, void *val
 static size_t hll_mem_usage(const void *value)
 {
     sk_hll_info info;
-    sk_hll_get_info(value, SK_HLL_NATIVE, &info);
+    sk_hll_get_info(value, &info);
     return info.memory;
 }
 

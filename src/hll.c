@@ -149,13 +149,16 @@ unsigned sk_hll_precision(const sk_hll *h)
     return h->precision;
 }
 
-size_t sk__hll_memory(const sk_hll *h)
+void sk_hll_get_info(const sk_hll *h, sk_hll_info *info)
 {
     size_t bytes = sizeof *h;
     if (h->registers != NULL)
         bytes += sk__hll_registers(h->precision);
     bytes += (size_t)h->sparse_cap * sizeof *h->sparse;
-    return bytes;
+    *info = (sk_hll_info){.precision = h->precision,
+                          .registers = sk__hll_registers(h->precision),
+                          .encoding = h->registers == NULL ? SK_HLL_SPARSE : SK_HLL_DENSE,
+                          .memory = bytes};
 }
 
 uint64_t sk_hll_hash(const void *data, size_t len)

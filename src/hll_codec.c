@@ -64,22 +64,22 @@ int sk_hll_deserialize(sk_hll **out, const void *buf, size_t len, sk_hll_format 
     return SK_EFORMAT;
 }
 
-int sk_hll_get_info(const sk_hll *h, sk_hll_format format, sk_hll_info *info)
+int sk_hll_serialized_encoding(const sk_hll *h, sk_hll_format format)
 {
-    if (h == NULL || info == NULL || (format != SK_HLL_NATIVE && format != SK_HLL_REDIS))
+    if (h == NULL || (format != SK_HLL_NATIVE && format != SK_HLL_REDIS))
         return SK_EINVAL;
-    memset(info, 0, sizeof *info);
-    info->precision = h->precision;
-    info->registers = sk__hll_registers(h->precision);
-    info->encoding = h->registers == NULL ? SK_HLL_SPARSE : SK_HLL_DENSE;
-    info->memory = sk__hll_memory(h);
-    int sparse = 0, rc = SK_OK;
-    if (format == SK_HLL_NATIVE)
-        info->serialized_size = sk__hll_native_size(h, &sparse);
-    else if (h->precision >= SK_HLL_REDIS_PRECISION)
-        rc = sk__hll_redis_size(h, &info->serialized_size, &sparse);
-    info->serialized_encoding = sparse ? SK_HLL_SPARSE : SK_HLL_DENSE;
-    return rc;
+    int sparse;
+    size_t size;
+    if (format == SK_HLL_NATIVE) {
+        sk__hll_native_size(h, &sparse);
+    } else {
+        if (h->precision < SK_HLL_REDIS_PRECISION)
+            return SK_EINCOMPAT;
+        int rc = sk__hll_redis_size(h, &size, &sparse);
+        if (rc != SK_OK)
+            return rc;
+    }
+    return sparse ? SK_HLL_SPARSE : SK_HLL_DENSE;
 }
 
 struct serialized {

@@ -44,9 +44,6 @@ static inline size_t sk__hll_dense_size(unsigned precision)
     return (size_t)sk__hll_registers(precision) * 6 / 8;
 }
 
-/* Bytes the sketch holds (sk_hll_info.memory). */
-size_t sk__hll_memory(const sk_hll *h);
-
 /* Sets register idx to max(register, value); 1 if it changed, 0 if not, or
  * SK_ENOMEM with the sketch unchanged. */
 int sk__hll_set(sk_hll *h, uint32_t idx, unsigned value);

@@ -71,18 +71,19 @@ SK_API unsigned sk_hll_precision(const sk_hll *h);
  * fewer than m/8 and at most 4096 in memory) or dense (all m). */
 typedef enum sk_hll_encoding { SK_HLL_SPARSE = 0, SK_HLL_DENSE = 1 } sk_hll_encoding;
 
-/* What a sketch is, in memory and as sk_hll_serialize would write it in
- * `format`: serialized_size is 0 where the format cannot hold the sketch
- * (Redis's below precision 14). */
+/* What a sketch is in memory, in constant time. */
 typedef struct sk_hll_info {
     unsigned precision;
-    uint32_t registers;                  /* m = 2^precision */
-    sk_hll_encoding encoding;            /* in memory */
-    size_t memory;                       /* all it holds (core.h) */
-    size_t serialized_size;
-    sk_hll_encoding serialized_encoding;
+    uint32_t registers;       /* m = 2^precision */
+    sk_hll_encoding encoding;
+    size_t memory;            /* all it holds (core.h) */
 } sk_hll_info;
-SK_API int sk_hll_get_info(const sk_hll *h, sk_hll_format format, sk_hll_info *info);
+SK_API void sk_hll_get_info(const sk_hll *h, sk_hll_info *info);
+
+/* The encoding sk_hll_serialize writes in `format`, which is not always the
+ * one in memory (SK_HLL_SPARSE or SK_HLL_DENSE), or SK_EINCOMPAT for Redis's
+ * below precision 14, or SK_ENOMEM. It looks at every register. */
+SK_API int sk_hll_serialized_encoding(const sk_hll *h, sk_hll_format format);
 
 /* The 64-bit hash of an item, as sk_hll_add computes it. */
 SK_API uint64_t sk_hll_hash(const void *data, size_t len);

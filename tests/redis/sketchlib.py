@@ -70,11 +70,10 @@ _precision = _bind("sk_hll_precision", c_uint, [_hll_p])
 class _HllInfo(ctypes.Structure):
     """sk_hll_info of sketch/hll.h."""
     _fields_ = [("precision", c_uint), ("registers", ctypes.c_uint32), ("encoding", c_int),
-                ("memory", c_size_t), ("serialized_size", c_size_t),
-                ("serialized_encoding", c_int)]
+                ("memory", c_size_t)]
 
 
-_get_info = _bind("sk_hll_get_info", c_int, [_hll_p, c_int, POINTER(_HllInfo)])
+_get_info = _bind("sk_hll_get_info", None, [_hll_p, POINTER(_HllInfo)])
 SK_HLL_SPARSE = 0
 
 
@@ -152,7 +151,7 @@ class Hll:
     @property
     def is_sparse(self):
         info = _HllInfo()
-        _check(_get_info(self._h, 0, byref(info)), "sk_hll_get_info")
+        _get_info(self._h, byref(info))
         return info.encoding == SK_HLL_SPARSE
 
     # -- combining -----------------------------------------------------------

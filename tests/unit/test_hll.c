@@ -13,6 +13,7 @@
 #include <cmocka.h>
 #include <xxhash.h>
 
+#include "format.h"
 #include "sketch.h"
 
 
@@ -20,14 +21,14 @@
 static int hll_is_sparse(const sk_hll *h)
 {
     sk_hll_info info;
-    assert_int_equal(sk_hll_get_info(h, SK_HLL_NATIVE, &info), SK_OK);
+    sk_hll_get_info(h, &info);
     return info.encoding == SK_HLL_SPARSE;
 }
 
 static size_t hll_memory(const sk_hll *h)
 {
     sk_hll_info info;
-    assert_int_equal(sk_hll_get_info(h, SK_HLL_NATIVE, &info), SK_OK);
+    sk_hll_get_info(h, &info);
     return info.memory;
 }
 
@@ -630,9 +631,47 @@ static void test_garbage_never_crashes(void **state)
     }
 }
 
+/* The encoding a format writes is told without writing it, and is the one
+ * the written bytes declare, whatever the sketch uses in memory. */
+static void test_serialized_encoding(void **state)
+{
+    (void)state;
+    static const uint32_t counts[] = {0, 10, 2600, 20000};
+    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+        sk_hll *h;
+        assert_int_equal(sk_hll_new(&h, 14), SK_OK);
+        for (uint32_t k = 0; k < counts[c]; k++)
+            assert_true(sk_hll_add(h, &k, sizeof k) >= 0);
+        for (int format = SK_HLL_NATIVE; format <= SK_HLL_REDIS; format++) {
+            size_t cap = sk_hll_serialized_size(h, (sk_hll_format)format), len;
+            uint8_t *buf = malloc(cap);
+            assert_non_null(buf);
+            assert_int_equal(sk_hll_serialize(h, (sk_hll_format)format, buf, cap, &len), SK_OK);
+            int sparse = format == SK_HLL_NATIVE
+                             ? buf[SK_HLL_OFF_ENCODING] == SK_HLL_NATIVE_SPARSE
+                             : buf[SK_REDIS_HLL_OFF_ENCODING] == SK_REDIS_HLL_SPARSE;
+            assert_int_equal(sk_hll_serialized_encoding(h, (sk_hll_format)format),
+                             sparse ? SK_HLL_SPARSE : SK_HLL_DENSE);
+            free(buf);
+        }
+        sk_hll_info info;
+        sk_hll_get_info(h, &info);
+        if (counts[c] == 2600) /* dense in memory, sparse in sketch's format */
+            assert_true(info.encoding == SK_HLL_DENSE &&
+                        sk_hll_serialized_encoding(h, SK_HLL_NATIVE) == SK_HLL_SPARSE);
+        sk_hll_free(h);
+    }
+    sk_hll *low;
+    assert_int_equal(sk_hll_new(&low, 12), SK_OK);
+    assert_int_equal(sk_hll_serialized_encoding(low, SK_HLL_REDIS), SK_EINCOMPAT);
+    assert_int_equal(sk_hll_serialized_encoding(low, (sk_hll_format)7), SK_EINVAL);
+    sk_hll_free(low);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_serialized_encoding),
         cmocka_unit_test(test_version_and_messages),
         cmocka_unit_test(test_new_rejects_bad_precision),
         cmocka_unit_test(test_add_reports_changes),
