@@ -2416,6 +2416,42 @@ static void test_random_files_never_crash(void **state)
     unlink(p);
 }
 
+/* The dumps 0.1.0 wrote (tests/fixtures/v0.1) read back and answer every
+ * probe exactly as the files it wrote of the same filters, whose answers
+ * tests/cli/test_compat.py checks against what 0.1.0 itself gave. */
+static void test_dumps_of_the_previous_release(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"bloom_blocked", "bloom_scalable"};
+    for (size_t n = 0; n < sizeof names / sizeof names[0]; n++) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s.dump", SKETCH_FIXTURES, names[n]);
+        size_t len;
+        uint8_t *dump = read_whole(path, &len);
+        sk_bloom *from_dump = NULL, *from_file = NULL;
+        assert_int_equal(sk_bloom_deserialize(&from_dump, dump, len, NULL), SK_OK);
+        snprintf(path, sizeof path, "%s/%s.bloom", SKETCH_FIXTURES, names[n]);
+        assert_int_equal(sk_bloom_open(&from_file, path, SK_BLOOM_VERIFY, NULL), SK_OK);
+        assert_same_info(from_dump, from_file);
+        char item[32];
+        for (int i = 0; i < 1000; i++) {
+            int k = snprintf(item, sizeof item, "item-%d", i);
+            assert_int_equal(sk_bloom_contains(from_dump, item, (size_t)k), 1);
+        }
+        int positives = 0;
+        for (int i = 0; i < 10000; i++) {
+            int k = snprintf(item, sizeof item, "probe-%d", i);
+            int a = sk_bloom_contains(from_dump, item, (size_t)k);
+            assert_int_equal(a, sk_bloom_contains(from_file, item, (size_t)k));
+            positives += a;
+        }
+        assert_true(positives > 0 && positives < 200); /* about 1% */
+        sk_bloom_free(from_dump);
+        sk_bloom_free(from_file);
+        free(dump);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2448,6 +2484,7 @@ int main(void)
         cmocka_unit_test(test_dump_round_trip),
         cmocka_unit_test(test_restore_rejects_bad_headers),
         cmocka_unit_test(test_planned_layers),
+        cmocka_unit_test(test_dumps_of_the_previous_release),
         cmocka_unit_test(test_every_truncation),
         cmocka_unit_test(test_damaged_header_and_table),
         cmocka_unit_test(test_bad_fields_with_valid_checksum),
