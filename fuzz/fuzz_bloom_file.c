@@ -47,7 +47,7 @@ static void check_dump(const sk_bloom *f)
     FUZZ_CHECK(sk_bloom_dump_read(f, size, dump, 1) != SK_OK);
     sk_bloom *r;
     size_t header_len;
-    FUZZ_CHECK(sk_bloom_restore_begin(&r, dump, (size_t)size, &header_len, NULL) == SK_OK);
+    FUZZ_CHECK(sk_bloom_restore_begin(&r, dump, (size_t)size, &header_len, NULL, 0) == SK_OK);
     FUZZ_CHECK(header_len == head);
     FUZZ_CHECK(sk_bloom_restore_chunk(r, head, dump + head, (size_t)size - head) == SK_OK);
     FUZZ_CHECK(sk_bloom_restore_finish(r) == SK_OK);

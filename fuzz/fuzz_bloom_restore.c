@@ -30,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     sk_bloom *f = (sk_bloom *)(uintptr_t)1;
     size_t head = 0;
-    int rc = sk_bloom_restore_begin(&f, dump, len, &head, NULL);
+    int rc = sk_bloom_restore_begin(&f, dump, len, &head, NULL, 0);
     if (rc != SK_OK) {
         FUZZ_CHECK(f == NULL);
         free(dump);

@@ -28,7 +28,7 @@
 #define DEFAULT_ERROR_RATE 0.01
 #define DEFAULT_CAPACITY 100
 #define DEFAULT_EXPANSION 2
-#define DUMP_PIECE (64u << 20)
+#define SAVE_PIECE (64u << 10)
 #define SCANDUMP_PIECE (16u << 20)
 
 RedisModuleType *bloom_type;
@@ -52,17 +52,18 @@ static int reply_too_large(RedisModuleCtx *ctx, uint64_t bytes)
     return RM_ReplyWithError(ctx, message);
 }
 
-/* The options of a new filter: the library enforces MAX-KEY-MEMORY as the
- * filter's budget. RedisBloom takes rates up to 1; above 0.5 a filter of
- * rate 0.5 serves them better than asked. */
-static sk_bloom_options filter_options(const struct bloom_params *p)
+/* The options of a new filter, in Redis's memory: the library enforces the
+ * key's limit as the filter's budget. RedisBloom takes rates up to 1; above
+ * 0.5 a filter of rate 0.5 serves them better than asked. */
+static sk_bloom_options filter_options(RedisModuleCtx *ctx, const struct bloom_params *p)
 {
     return (sk_bloom_options){
         .capacity = (uint64_t)p->capacity,
         .fp_rate = p->error_rate > SK_BLOOM_MAX_FP_RATE ? SK_BLOOM_MAX_FP_RATE : p->error_rate,
         .layout = SK_BLOOM_AUTO,
         .expansion = p->nonscaling ? 0 : (unsigned)p->expansion,
-        .max_memory = module_config.max_key_memory,
+        .max_memory = key_limit(ctx),
+        .allocator = &module_allocator,
     };
 }
 
@@ -70,7 +71,7 @@ static sk_bloom_options filter_options(const struct bloom_params *p)
  * returns NULL. */
 static sk_bloom *create_filter(RedisModuleCtx *ctx, const struct bloom_params *p)
 {
-    sk_bloom_options o = filter_options(p);
+    sk_bloom_options o = filter_options(ctx, p);
     sk_bloom *f;
     int rc = sk_bloom_create(&f, &o);
     if (rc == SK_OK)
@@ -213,6 +214,7 @@ static int add_items(RedisModuleCtx *ctx, sk_bloom *f, RedisModuleString **items
                      int single)
 {
     int changed = 0;
+    sk_bloom_set_max_memory(f, key_limit(ctx));
     if (!single)
         RM_ReplyWithArray(ctx, count);
     for (int i = 0; i < count; i++) {
@@ -444,22 +446,17 @@ static int cmd_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
                                  : (size > start ? size - start : 0);
     if (len > SCANDUMP_PIECE)
         len = SCANDUMP_PIECE;
-    RM_ReplyWithArray(ctx, 2);
-    if (len == 0) {
-        RM_ReplyWithLongLong(ctx, 0);
-        RM_ReplyWithStringBuffer(ctx, "", 0);
-    } else {
-        char *buf = malloc(len);
-        if (buf == NULL || sk_bloom_dump_read(f, start, buf, len) != SK_OK) {
-            free(buf);
-            RM_ReplyWithLongLong(ctx, 0);
-            RM_ReplyWithStringBuffer(ctx, "", 0);
-        } else {
-            RM_ReplyWithLongLong(ctx, (long long)(start + len + 1));
-            RM_ReplyWithStringBuffer(ctx, buf, len);
-            free(buf);
-        }
+    char *buf = len == 0 ? NULL : RM_TryAlloc(len);
+    if (len > 0 && (buf == NULL || sk_bloom_dump_read(f, start, buf, len) != SK_OK)) {
+        RM_Free(buf);
+        RM_CloseKey(key);
+        return RM_ReplyWithError(ctx, "ERR out of memory reading the filter");
     }
+    RM_ReplyWithArray(ctx, 2);
+    RM_ReplyWithLongLong(ctx, len == 0 ? 0 : (long long)(start + len + 1));
+    RM_ReplyWithStringBuffer(ctx, len == 0 ? "" : buf, len);
+    if (buf != NULL)
+        RM_Free(buf);
     RM_CloseKey(key);
     return RM_OK;
 }
@@ -482,22 +479,29 @@ static int cmd_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
         return RM_OK;
     int rc;
     if (start == 0) {
-        /* The header: a new, empty filter of its shape replaces the key. */
+        /* The header: a new, empty filter of its shape, on an empty key only,
+         * so that no chunk can drop a filter that holds items. */
+        if (f != NULL) {
+            RM_CloseKey(key);
+            return RM_ReplyWithError(ctx, "ERR item exists");
+        }
         sk_bloom *restored;
         size_t header_len;
-        rc = sk_bloom_restore_begin(&restored, data, len, &header_len, NULL);
+        uint64_t limit = key_limit(ctx);
+        rc = sk_bloom_restore_begin(&restored, data, len, &header_len, &module_allocator, limit);
+        if (rc == SK_EBUDGET) {
+            RM_CloseKey(key);
+            char message[160];
+            snprintf(message, sizeof message,
+                     "ERR the filter would take more than the module's MAX-KEY-MEMORY of %llu "
+                     "bytes", (unsigned long long)limit);
+            return RM_ReplyWithError(ctx, message);
+        }
         if (rc == SK_OK && header_len != len) {
             sk_bloom_free(restored);
             rc = SK_ECORRUPT;
         }
         if (rc == SK_OK) {
-            sk_bloom_info info;
-            sk_bloom_get_info(restored, &info);
-            if (info.memory > module_config.max_key_memory) {
-                sk_bloom_free(restored);
-                RM_CloseKey(key);
-                return reply_too_large(ctx, info.memory);
-            }
             sk_bloom_set_max_memory(restored, module_config.max_key_memory);
             RM_ModuleTypeSetValue(key, bloom_type, restored);
         }
@@ -506,10 +510,18 @@ static int cmd_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
         return RM_ReplyWithError(ctx, "ERR not found");
     } else {
         rc = sk_bloom_restore_chunk(f, start, data, len);
+        if (rc == SK_EINCOMPAT) {
+            RM_CloseKey(key);
+            return RM_ReplyWithError(ctx, "ERR the filter is complete: a restore starts with "
+                                          "its header on an empty key");
+        }
         if (rc == SK_OK && start + len == sk_bloom_dump_size(f) &&
             sk_bloom_restore_finish(f) != SK_OK) {
+            /* Replicated as it came, so that replicas and the AOF, which
+             * had every earlier chunk, drop the filter too. */
             RM_DeleteKey(key);
             RM_CloseKey(key);
+            RM_ReplicateVerbatim(ctx);
             return RM_ReplyWithError(ctx, "ERR received bad data: checksum mismatch");
         }
     }
@@ -524,24 +536,56 @@ static int cmd_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
 
 /* ---- the data type ------------------------------------------------------- */
 
+/* Calls fn for the dump of f in order: the header in one piece, then the
+ * arrays in pieces of at most SAVE_PIECE, each read into one buffer on the
+ * stack, so that saving a filter takes no memory (a header larger than the
+ * buffer, of more than a thousand layers, takes its own); -1 if that memory
+ * could not be had. `end` is the dump offset where the piece ends. */
+typedef void (*piece_fn)(void *arg, const char *bytes, size_t len, uint64_t end);
+
+static int walk_dump(const sk_bloom *f, piece_fn fn, void *arg)
+{
+    char stack[SAVE_PIECE];
+    size_t header = sk_bloom_dump_header_size(f);
+    char *head = header <= sizeof stack ? stack : RM_TryAlloc(header);
+    if (head == NULL)
+        return -1;
+    sk_bloom_dump_read(f, 0, head, header);
+    fn(arg, head, header, header);
+    if (head != stack)
+        RM_Free(head);
+    uint64_t size = sk_bloom_dump_size(f);
+    for (uint64_t at = header; at < size;) {
+        size_t len = size - at < sizeof stack ? (size_t)(size - at) : sizeof stack;
+        sk_bloom_dump_read(f, at, stack, len);
+        at += len;
+        fn(arg, stack, len, at);
+    }
+    return 0;
+}
+
+struct rdb_walk {
+    RedisModuleIO *io;
+    const sk_bloom *f;
+};
+
+/* RDB: the header, the number of pieces, the pieces. */
+static void save_piece(void *arg, const char *bytes, size_t len, uint64_t end)
+{
+    struct rdb_walk *w = arg;
+    RM_SaveStringBuffer(w->io, bytes, len);
+    if (end == sk_bloom_dump_header_size(w->f)) {
+        uint64_t rest = sk_bloom_dump_size(w->f) - end;
+        RM_SaveUnsigned(w->io, (rest + SAVE_PIECE - 1) / SAVE_PIECE);
+    }
+}
+
 static void bloom_rdb_save(RedisModuleIO *io, void *value)
 {
-    sk_bloom *f = value;
-    uint64_t size = sk_bloom_dump_size(f), header = sk_bloom_dump_header_size(f);
-    char *buf = malloc(header > DUMP_PIECE ? header : DUMP_PIECE);
-    if (buf == NULL) {
-        RM_LogIOError(io, "warning", "sketch: out of memory saving a Bloom filter");
-        return;
-    }
-    sk_bloom_dump_read(f, 0, buf, header);
-    RM_SaveStringBuffer(io, buf, header);
-    RM_SaveUnsigned(io, (size - header + DUMP_PIECE - 1) / DUMP_PIECE);
-    for (uint64_t at = header; at < size; at += DUMP_PIECE) {
-        size_t len = size - at < DUMP_PIECE ? (size_t)(size - at) : DUMP_PIECE;
-        sk_bloom_dump_read(f, at, buf, len);
-        RM_SaveStringBuffer(io, buf, len);
-    }
-    free(buf);
+    struct rdb_walk w = {io, value};
+    if (walk_dump(value, save_piece, &w) != 0)
+        RM_LogIOError(io, "warning", "sketch: out of memory saving the header of a Bloom "
+                                     "filter of more than a thousand layers");
 }
 
 static void *bloom_rdb_load(RedisModuleIO *io, int encver)
@@ -554,7 +598,13 @@ static void *bloom_rdb_load(RedisModuleIO *io, int encver)
         return NULL;
     sk_bloom *f;
     size_t header_len;
-    int rc = sk_bloom_restore_begin(&f, header, len, &header_len, NULL);
+    /* RESTORE from a client gets the key's limit; an RDB being loaded, or a
+     * replica given a key by its primary, none (docs/limits.md). */
+    int flags = RM_GetContextFlags(RM_GetContextFromIO(io));
+    uint64_t limit = flags & (RM_CTX_FLAGS_LOADING | RM_CTX_FLAGS_SLAVE)
+                         ? 0
+                         : module_config.max_key_memory;
+    int rc = sk_bloom_restore_begin(&f, header, len, &header_len, &module_allocator, limit);
     RM_Free(header);
     if (rc != SK_OK || header_len != len) {
         if (rc == SK_OK)
@@ -590,24 +640,45 @@ static void *bloom_rdb_load(RedisModuleIO *io, int encver)
     return f;
 }
 
+struct aof_walk {
+    RedisModuleIO *io;
+    RedisModuleString *key;
+};
+
+static void emit_piece(void *arg, const char *bytes, size_t len, uint64_t end)
+{
+    struct aof_walk *w = arg;
+    RM_EmitAOF(w->io, "BF.LOADCHUNK", "slb", w->key, (long long)(end + 1), bytes, len);
+}
+
 static void bloom_aof_rewrite(RedisModuleIO *io, RedisModuleString *key, void *value)
 {
-    sk_bloom *f = value;
-    uint64_t size = sk_bloom_dump_size(f);
-    char *buf = malloc(SCANDUMP_PIECE);
-    if (buf == NULL) {
-        RM_LogIOError(io, "warning", "sketch: out of memory rewriting the AOF");
-        return;
-    }
-    uint64_t at = 0;
-    while (at < size) {
-        size_t len = at == 0 ? sk_bloom_dump_header_size(f)
-                             : (size - at < SCANDUMP_PIECE ? (size_t)(size - at) : SCANDUMP_PIECE);
-        sk_bloom_dump_read(f, at, buf, len);
-        at += len;
-        RM_EmitAOF(io, "BF.LOADCHUNK", "slb", key, (long long)(at + 1), buf, len);
-    }
-    free(buf);
+    struct aof_walk w = {io, key};
+    if (walk_dump(value, emit_piece, &w) != 0)
+        RM_LogIOError(io, "warning", "sketch: out of memory rewriting a Bloom filter");
+}
+
+static void digest_piece(void *arg, const char *bytes, size_t len, uint64_t end)
+{
+    (void)end;
+    RM_DigestAddStringBuffer(arg, bytes, len);
+}
+
+/* DEBUG DIGEST-VALUE: the dump, so that two servers agree exactly when
+ * their filters are the same. */
+static void bloom_digest(RedisModuleDigest *md, void *value)
+{
+    walk_dump(value, digest_piece, md);
+    RM_DigestEndSequence(md);
+}
+
+/* Freed in the background past a few layers (Redis's lazy free). */
+static size_t bloom_free_effort(RedisModuleString *key, const void *value)
+{
+    (void)key;
+    sk_bloom_info info;
+    sk_bloom_get_info(value, &info);
+    return info.layers;
 }
 
 static size_t bloom_mem_usage(const void *value)
@@ -638,7 +709,9 @@ int bloom_register(RedisModuleCtx *ctx)
         .rdb_save = bloom_rdb_save,
         .aof_rewrite = bloom_aof_rewrite,
         .mem_usage = bloom_mem_usage,
+        .digest = bloom_digest,
         .free = bloom_free,
+        .free_effort = bloom_free_effort,
         .copy = bloom_copy,
     };
     bloom_type = RM_CreateDataType(ctx, "sketch-bf", 0, &methods);

@@ -56,6 +56,28 @@ static uint64_t parse_size(RedisModuleString *arg)
     return value * unit;
 }
 
+static void *module_alloc(void *opaque, size_t size)
+{
+    (void)opaque;
+    return RM_TryAlloc(size); /* NULL when out of memory, where RM_Alloc aborts */
+}
+
+static void module_free(void *opaque, void *ptr, size_t size)
+{
+    (void)opaque;
+    (void)size;
+    RM_Free(ptr);
+}
+
+const sk_allocator module_allocator = {module_alloc, module_free, NULL, 0};
+
+uint64_t key_limit(RedisModuleCtx *ctx)
+{
+    int flags = RM_GetContextFlags(ctx);
+    return flags & (RM_CTX_FLAGS_REPLICATED | RM_CTX_FLAGS_LOADING) ? 0
+                                                                      : module_config.max_key_memory;
+}
+
 int config_load(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     for (int i = 0; i < argc; i += 2) {

@@ -21,6 +21,17 @@ struct module_config {
 };
 extern struct module_config module_config;
 
+/* Redis's allocator, for every byte a filter or sketch holds, so that
+ * used_memory, MEMORY USAGE and maxmemory see it; no huge-page advice,
+ * so that touching a page of a filter costs a page, not 2 MB. */
+extern const sk_allocator module_allocator;
+
+/* The memory limit of one key for the command running in ctx:
+ * MAX-KEY-MEMORY for what clients send, none (0) for what the server
+ * replays (the AOF, an RDB, the replication stream from a primary), which
+ * must rebuild every key it held. */
+uint64_t key_limit(RedisModuleCtx *ctx);
+
 /* Reads the load arguments into module_config: RM_OK, or RM_ERR after
  * logging what is wrong. */
 int config_load(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);

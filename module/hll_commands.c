@@ -27,6 +27,7 @@
  * The value saved in RDB and written by the AOF rewrite (as HLL.IMPORT) is
  * the sketch in sketch's own format (docs/hll-format.md).
  */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,21 @@
 #include "module.h"
 
 RedisModuleType *hll_type;
+
+/* A count as an integer reply: an estimate beyond 2^63 (registers no real
+ * stream produces) saturates rather than wrapping negative. */
+static long long count_reply(uint64_t count)
+{
+    return count > (uint64_t)LLONG_MAX ? LLONG_MAX : (long long)count;
+}
+
+/* A bound as an integer reply, whatever the double holds. */
+static long long bound_reply(double x)
+{
+    if (!(x > 0))
+        return 0;
+    return x >= 0x1p63 ? LLONG_MAX : (long long)x;
+}
 
 /* Reads key as a sketch: *out is a sketch owned by the key (our type), a
  * new sketch decoded from a native PF string (*owned = 1: free it), or NULL
@@ -53,7 +69,7 @@ static int read_sketch(RedisModuleCtx *ctx, RedisModuleString *name, sk_hll **ou
         size_t len;
         const char *bytes = RM_StringDMA(key, &len, RM_READ);
         sk_hll_format format;
-        int status = sk_hll_deserialize(out, bytes, len, &format, NULL);
+        int status = sk_hll_deserialize(out, bytes, len, &format, &module_allocator);
         if (status != SK_OK || format != SK_HLL_REDIS) {
             sk_hll_free(*out);
             *out = NULL;
@@ -94,7 +110,7 @@ static sk_hll *read_union(RedisModuleCtx *ctx, RedisModuleString **keys, int cou
             return NULL;
         }
     }
-    if (result == NULL && sk_hll_new(&result, SK_HLL_DEFAULT_PRECISION) != SK_OK) {
+    if (result == NULL && sk_hll_create(&result, SK_HLL_DEFAULT_PRECISION, &module_allocator) != SK_OK) {
         reply_status(ctx, SK_ENOMEM);
         return NULL;
     }
@@ -133,7 +149,7 @@ static int cmd_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return RM_ReplyWithError(ctx, "ERR item exists");
     }
     sk_hll *h;
-    int status = sk_hll_new(&h, (unsigned)precision);
+    int status = sk_hll_create(&h, (unsigned)precision, &module_allocator);
     if (status != SK_OK) {
         RM_CloseKey(key);
         return reply_status(ctx, status);
@@ -155,7 +171,7 @@ static int cmd_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return RM_OK;
     int changed = 0;
     if (h == NULL) {
-        if (sk_hll_new(&h, SK_HLL_DEFAULT_PRECISION) != SK_OK) {
+        if (sk_hll_create(&h, SK_HLL_DEFAULT_PRECISION, &module_allocator) != SK_OK) {
             RM_CloseKey(key);
             return reply_status(ctx, SK_ENOMEM);
         }
@@ -188,7 +204,7 @@ static int cmd_count(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         int owned;
         if (read_sketch(ctx, argv[1], &h, &owned) != RM_OK)
             return RM_OK;
-        long long count = h != NULL ? (long long)sk_hll_count(h) : 0;
+        long long count = h != NULL ? count_reply(sk_hll_count(h)) : 0;
         if (owned)
             sk_hll_free(h);
         return RM_ReplyWithLongLong(ctx, count);
@@ -196,7 +212,7 @@ static int cmd_count(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     sk_hll *u = read_union(ctx, argv + 1, argc - 1);
     if (u == NULL)
         return RM_OK;
-    long long count = (long long)sk_hll_count(u);
+    long long count = count_reply(sk_hll_count(u));
     sk_hll_free(u);
     return RM_ReplyWithLongLong(ctx, count);
 }
@@ -213,16 +229,37 @@ static int cmd_estimate(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     sk_hll_estimate_with_bounds(u, &e);
     sk_hll_free(u);
     RM_ReplyWithArray(ctx, 8);
-    RM_ReplyWithLongLong(ctx, (long long)e.count);
+    RM_ReplyWithLongLong(ctx, count_reply(e.count));
     RM_ReplyWithDouble(ctx, e.relative_error);
     for (int k = 0; k < 3; k++) {
-        RM_ReplyWithLongLong(ctx, (long long)floor(e.lower[k]));
-        RM_ReplyWithLongLong(ctx, (long long)ceil(e.upper[k]));
+        RM_ReplyWithLongLong(ctx, bound_reply(floor(e.lower[k])));
+        RM_ReplyWithLongLong(ctx, bound_reply(ceil(e.upper[k])));
     }
     return RM_OK;
 }
 
-/* HLL.MERGE dest src [src ...] */
+/* Serializes h in format into a new buffer, or replies an error. */
+static char *serialize(RedisModuleCtx *ctx, const sk_hll *h, sk_hll_format format,
+                       size_t *len)
+{
+    size_t cap = sk_hll_serialized_size(h, format);
+    if (cap == 0) {
+        RM_ReplyWithError(ctx, "ERR a Redis HyperLogLog needs precision 14 or more");
+        return NULL;
+    }
+    char *buf = malloc(cap);
+    int status = buf == NULL ? SK_ENOMEM : sk_hll_serialize(h, format, buf, cap, len);
+    if (status != SK_OK) {
+        free(buf);
+        reply_status(ctx, status);
+        return NULL;
+    }
+    return buf;
+}
+
+/* HLL.MERGE dest src [src ...]: dest keeps its kind, a native PF key
+ * receiving the union as a Redis HyperLogLog string (which needs precision
+ * 14), any other key a sketch. */
 static int cmd_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc < 3)
@@ -231,7 +268,21 @@ static int cmd_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (u == NULL)
         return RM_OK;
     RedisModuleKey *key = RM_OpenKey(ctx, argv[1], RM_READ | RM_WRITE);
-    RM_ModuleTypeSetValue(key, hll_type, u);
+    if (RM_KeyType(key) == RM_KEYTYPE_STRING) {
+        size_t len;
+        char *buf = serialize(ctx, u, SK_HLL_REDIS, &len);
+        sk_hll_free(u);
+        if (buf == NULL) {
+            RM_CloseKey(key);
+            return RM_OK;
+        }
+        RedisModuleString *value = RM_CreateString(ctx, buf, len);
+        free(buf);
+        RM_StringSet(key, value);
+        RM_FreeString(ctx, value);
+    } else {
+        RM_ModuleTypeSetValue(key, hll_type, u);
+    }
     RM_CloseKey(key);
     RM_ReplicateVerbatim(ctx);
     return RM_ReplyWithSimpleString(ctx, "OK");
@@ -260,7 +311,7 @@ static int cmd_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     sk_hll_get_info(h, &info);
     RM_ReplyWithSimpleString(ctx, info.encoding == SK_HLL_SPARSE ? "sparse" : "dense");
     RM_ReplyWithSimpleString(ctx, "Count");
-    RM_ReplyWithLongLong(ctx, (long long)e.count);
+    RM_ReplyWithLongLong(ctx, count_reply(e.count));
     RM_ReplyWithSimpleString(ctx, "Standard error");
     RM_ReplyWithDouble(ctx, e.relative_error);
     RM_ReplyWithSimpleString(ctx, "Memory");
@@ -268,25 +319,6 @@ static int cmd_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (owned)
         sk_hll_free(h);
     return RM_OK;
-}
-
-/* Serializes h in format into a new buffer, or replies an error. */
-static char *serialize(RedisModuleCtx *ctx, const sk_hll *h, sk_hll_format format,
-                       size_t *len)
-{
-    size_t cap = sk_hll_serialized_size(h, format);
-    if (cap == 0) {
-        RM_ReplyWithError(ctx, "ERR a Redis HyperLogLog needs precision 14 or more");
-        return NULL;
-    }
-    char *buf = malloc(cap);
-    int status = buf == NULL ? SK_ENOMEM : sk_hll_serialize(h, format, buf, cap, len);
-    if (status != SK_OK) {
-        free(buf);
-        reply_status(ctx, status);
-        return NULL;
-    }
-    return buf;
 }
 
 /* HLL.EXPORT key */
@@ -319,7 +351,7 @@ static int cmd_import(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     size_t len;
     const char *bytes = RM_StringPtrLen(argv[2], &len);
     sk_hll *h;
-    int status = sk_hll_deserialize(&h, bytes, len, NULL, NULL);
+    int status = sk_hll_deserialize(&h, bytes, len, NULL, &module_allocator);
     if (status != SK_OK) {
         char message[128];
         snprintf(message, sizeof message, "ERR not a HyperLogLog: %s", sk_strerror(status));
@@ -344,19 +376,39 @@ static int cmd_import(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 
 /* ---- the data type -------------------------------------------------------- */
 
+/* Calls fn with h in sketch's own format, written into a buffer on the
+ * stack up to precision 16 (larger sketches take memory of their own); -1
+ * if that memory could not be had. So a save takes no memory for the
+ * sketches most keys hold. */
+#define SAVE_BUFFER (64u << 10)
+_Static_assert(SAVE_BUFFER >= 16 + ((1u << 16) * 6 / 8), "a dense p = 16 sketch fits");
+
+static int with_native(const sk_hll *h, void (*fn)(void *arg, const char *bytes, size_t len),
+                       void *arg)
+{
+    char stack[SAVE_BUFFER];
+    size_t cap = sk_hll_serialized_size(h, SK_HLL_NATIVE), len;
+    char *buf = cap <= sizeof stack ? stack : RM_TryAlloc(cap);
+    if (buf == NULL || sk_hll_serialize(h, SK_HLL_NATIVE, buf, cap, &len) != SK_OK) {
+        if (buf != stack)
+            RM_Free(buf);
+        return -1;
+    }
+    fn(arg, buf, len);
+    if (buf != stack)
+        RM_Free(buf);
+    return 0;
+}
+
+static void save_bytes(void *arg, const char *bytes, size_t len)
+{
+    RM_SaveStringBuffer(arg, bytes, len);
+}
+
 static void hll_rdb_save(RedisModuleIO *io, void *value)
 {
-    size_t len;
-    const sk_hll *h = value;
-    size_t cap = sk_hll_serialized_size(h, SK_HLL_NATIVE);
-    char *buf = malloc(cap);
-    if (buf == NULL || sk_hll_serialize(h, SK_HLL_NATIVE, buf, cap, &len) != SK_OK) {
-        free(buf);
+    if (with_native(value, save_bytes, io) != 0)
         RM_LogIOError(io, "warning", "sketch: out of memory saving a HyperLogLog");
-        return;
-    }
-    RM_SaveStringBuffer(io, buf, len);
-    free(buf);
 }
 
 static void *hll_rdb_load(RedisModuleIO *io, int encver)
@@ -369,7 +421,7 @@ static void *hll_rdb_load(RedisModuleIO *io, int encver)
         return NULL;
     sk_hll *h;
     sk_hll_format format;
-    int status = sk_hll_deserialize(&h, buf, len, &format, NULL);
+    int status = sk_hll_deserialize(&h, buf, len, &format, &module_allocator);
     RM_Free(buf);
     if (status != SK_OK || format != SK_HLL_NATIVE) {
         if (status == SK_OK)
@@ -380,18 +432,34 @@ static void *hll_rdb_load(RedisModuleIO *io, int encver)
     return h;
 }
 
+struct aof_target {
+    RedisModuleIO *io;
+    RedisModuleString *key;
+};
+
+static void emit_import(void *arg, const char *bytes, size_t len)
+{
+    struct aof_target *t = arg;
+    RM_EmitAOF(t->io, "HLL.IMPORT", "sb", t->key, bytes, len);
+}
+
 static void hll_aof_rewrite(RedisModuleIO *io, RedisModuleString *key, void *value)
 {
-    const sk_hll *h = value;
-    size_t cap = sk_hll_serialized_size(h, SK_HLL_NATIVE), len;
-    char *buf = malloc(cap);
-    if (buf == NULL || sk_hll_serialize(h, SK_HLL_NATIVE, buf, cap, &len) != SK_OK) {
-        free(buf);
+    struct aof_target t = {io, key};
+    if (with_native(value, emit_import, &t) != 0)
         RM_LogIOError(io, "warning", "sketch: out of memory rewriting the AOF");
-        return;
-    }
-    RM_EmitAOF(io, "HLL.IMPORT", "sb", key, buf, len);
-    free(buf);
+}
+
+static void digest_bytes(void *arg, const char *bytes, size_t len)
+{
+    RM_DigestAddStringBuffer(arg, bytes, len);
+}
+
+/* DEBUG DIGEST-VALUE: the serialized sketch. */
+static void hll_digest(RedisModuleDigest *md, void *value)
+{
+    with_native(value, digest_bytes, md);
+    RM_DigestEndSequence(md);
 }
 
 static size_t hll_mem_usage(const void *value)
@@ -422,6 +490,7 @@ int hll_register(RedisModuleCtx *ctx)
         .rdb_save = hll_rdb_save,
         .aof_rewrite = hll_aof_rewrite,
         .mem_usage = hll_mem_usage,
+        .digest = hll_digest,
         .free = hll_free,
         .copy = hll_copy,
     };

@@ -32,6 +32,11 @@
 /* SetModuleOptions: loads report errors through IsIOError instead of
  * stopping the server, so a corrupt RESTORE payload is refused. */
 #define RM_OPTIONS_HANDLE_IO_ERRORS 1
+/* GetContextFlags: the server is a replica; the command came over the
+ * replication link; the server is loading an RDB or replaying the AOF. */
+#define RM_CTX_FLAGS_SLAVE (1 << 3)
+#define RM_CTX_FLAGS_REPLICATED (1 << 12)
+#define RM_CTX_FLAGS_LOADING (1 << 13)
 
 #define RM_WRONGTYPE "WRONGTYPE Operation against a key holding the wrong kind of value"
 
@@ -103,7 +108,12 @@ typedef struct RedisModuleTypeMethods {
     X(void, EmitAOF, (RedisModuleIO * io, const char *cmd, const char *fmt, ...))           \
     X(void, LogIOError, (RedisModuleIO * io, const char *level, const char *fmt, ...))      \
     X(void, Log, (RedisModuleCtx * ctx, const char *level, const char *fmt, ...))           \
-    X(void, Free, (void *ptr))
+    X(void *, TryAlloc, (size_t bytes))                                                    \
+    X(void, Free, (void *ptr))                                                              \
+    X(int, GetContextFlags, (RedisModuleCtx * ctx))                                         \
+    X(RedisModuleCtx *, GetContextFromIO, (RedisModuleIO * io))                             \
+    X(void, DigestAddStringBuffer, (RedisModuleDigest * md, const char *ele, size_t len))   \
+    X(void, DigestEndSequence, (RedisModuleDigest * md))
 
 #define RM_DECLARE(ret, name, params) extern ret(*RM_##name) params;
 RM_API_FUNCTIONS(RM_DECLARE)

@@ -113,6 +113,24 @@ int sk__bloom_push_layer(sk_bloom *f, const sk_bloom_layer *shape)
     return SK_OK;
 }
 
+int sk__bloom_alloc_arrays(sk_bloom *f)
+{
+    if (f->max_memory != 0) {
+        uint64_t total = filter_memory(f);
+        for (unsigned i = 0; i < f->nlayers; i++)
+            total += sk__array_cost(&f->alloc, (size_t)f->layers[i].nwords * 8);
+        if (total > f->max_memory)
+            return SK_EBUDGET;
+    }
+    for (unsigned i = 0; i < f->nlayers; i++) {
+        struct layer *l = &f->layers[i];
+        l->words = sk__array_alloc(&f->alloc, (size_t)l->nwords * 8, &l->array);
+        if (l->words == NULL)
+            return SK_ENOMEM;
+    }
+    return SK_OK;
+}
+
 static void layer_release(sk_bloom *f, struct layer *l)
 {
     if (l->storage == STORAGE_ALLOC)

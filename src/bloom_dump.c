@@ -55,7 +55,13 @@ int sk_bloom_dump_read(const sk_bloom *f, uint64_t offset, void *buf, size_t len
         return SK_EINVAL;
     size_t head_len = sk__bloom_header_size(f->nlayers);
     uint8_t *out = buf;
-    if (offset < head_len && len > 0) {
+    if (offset == 0 && len >= head_len) {
+        /* The whole header: encoded in place, so that a save needs no memory. */
+        sk__bloom_encode_header(f, out, 1);
+        out += head_len;
+        offset = head_len;
+        len -= head_len;
+    } else if (offset < head_len && len > 0) {
         uint8_t *head = sk__alloc(&f->alloc, head_len);
         if (head == NULL)
             return SK_ENOMEM;
@@ -73,20 +79,19 @@ int sk_bloom_dump_read(const sk_bloom *f, uint64_t offset, void *buf, size_t len
 /* restore_begin for a dump of `total` bytes (UINT64_MAX: not known), so
  * that a header declaring more than the bytes at hand allocates nothing. */
 static int begin(sk_bloom **out, const void *header, size_t len, uint64_t total,
-                 size_t *header_len, const sk_allocator *allocator)
+                 size_t *header_len, const sk_allocator *allocator, uint64_t max_memory)
 {
     sk_bloom *f = sk__bloom_alloc(SK_BLOOM_BLOCKED, 0, 0, allocator);
     if (f == NULL)
         return SK_ENOMEM;
+    f->max_memory = max_memory;
     int rc = sk__bloom_decode_header(f, header, len, total, header_len);
     if (rc == SK_OK && !sk__bloom_is_packed(header))
         rc = SK_ECORRUPT; /* a file's header, not a dump's */
-    for (unsigned i = 0; rc == SK_OK && i < f->nlayers; i++) {
-        struct layer *l = &f->layers[i];
-        l->words = sk__array_alloc(&f->alloc, (size_t)l->nwords * 8, &l->array);
-        if (l->words == NULL)
-            rc = SK_ENOMEM;
-    }
+    if (rc == SK_OK)
+        rc = sk__bloom_alloc_arrays(f);
+    if (rc == SK_OK)
+        f->restoring = 1;
     if (rc != SK_OK) {
         sk_bloom_free(f);
         return rc;
@@ -96,24 +101,34 @@ static int begin(sk_bloom **out, const void *header, size_t len, uint64_t total,
 }
 
 int sk_bloom_restore_begin(sk_bloom **out, const void *header, size_t len,
-                           size_t *header_len, const sk_allocator *allocator)
+                           size_t *header_len, const sk_allocator *allocator,
+                           uint64_t max_memory)
 {
     if (out == NULL || header == NULL || header_len == NULL)
         return SK_EINVAL;
     *out = NULL;
-    return begin(out, header, len, UINT64_MAX, header_len, allocator);
+    return begin(out, header, len, UINT64_MAX, header_len, allocator, max_memory);
 }
 
 int sk_bloom_restore_chunk(sk_bloom *f, uint64_t offset, const void *data, size_t len)
 {
     if (f == NULL || (data == NULL && len > 0))
         return SK_EINVAL;
+    if (!f->restoring)
+        return SK_EINCOMPAT;
     return len == 0 ? SK_OK : copy_spans(f, offset, len, (uint8_t *)(uintptr_t)data, 1);
 }
 
-int sk_bloom_restore_finish(const sk_bloom *f)
+int sk_bloom_restore_finish(sk_bloom *f)
 {
-    return f == NULL ? SK_EINVAL : sk__bloom_verify_arrays(f);
+    if (f == NULL)
+        return SK_EINVAL;
+    if (!f->restoring)
+        return SK_EINCOMPAT;
+    int rc = sk__bloom_verify_arrays(f);
+    if (rc == SK_OK)
+        f->restoring = 0;
+    return rc;
 }
 
 uint64_t sk_bloom_serialized_size(const sk_bloom *f)
@@ -142,7 +157,7 @@ int sk_bloom_deserialize(sk_bloom **out, const void *buf, size_t len,
     *out = NULL;
     sk_bloom *f;
     size_t header_len;
-    int rc = begin(&f, len ? buf : "", len, len, &header_len, allocator);
+    int rc = begin(&f, len ? buf : "", len, len, &header_len, allocator, 0);
     if (rc != SK_OK)
         return rc;
     rc = sk_bloom_restore_chunk(f, header_len, (const uint8_t *)buf + header_len,

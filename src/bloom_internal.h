@@ -46,6 +46,7 @@ struct sk_bloom {
     struct layer *layers;
     uint64_t max_memory;
     int single_writer;
+    int restoring; /* between sk_bloom_restore_begin and a successful finish */
     void *map; /* the file this filter was opened from */
     size_t map_len;
     sk_allocator alloc;
@@ -69,6 +70,10 @@ int sk__bloom_push_layer(sk_bloom *f, const sk_bloom_layer *shape);
 /* Appends a layer record of this shape without an array, for loaders that
  * attach one themselves; SK_ENOMEM. */
 int sk__bloom_push_shape(sk_bloom *f, const sk_bloom_layer *shape);
+
+/* Gives every layer record of f a zeroed array: SK_EBUDGET, before any is
+ * allocated, if they would take f past its budget; SK_ENOMEM. */
+int sk__bloom_alloc_arrays(sk_bloom *f);
 
 /* The add and lookup of one hashed item, for the batch calls. */
 int sk__bloom_add_hashed(sk_bloom *f, struct item_hash h);

@@ -373,6 +373,16 @@ void sk_hll_estimate_with_bounds(const sk_hll *h, sk_hll_estimate *out)
     double m = sk__hll_registers(h->precision);
     double n = sk__hll_estimate_from_histogram(histogram, h->precision);
     double nonzero = m - histogram[0];
+    if (!(n < INFINITY)) {
+        /* Every register at its largest value: no real stream gets here. */
+        out->count = UINT64_MAX;
+        out->relative_error = RSE_FACTOR / sqrt(m);
+        for (int k = 0; k < 3; k++) {
+            out->lower[k] = nonzero;
+            out->upper[k] = INFINITY;
+        }
+        return;
+    }
 
     /* The asymptotic HyperLogLog error, and below a few m the smaller error of
      * linear counting, Var = m (e^t - t - 1) with t = n/m, which Ertl's

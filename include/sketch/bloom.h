@@ -226,18 +226,21 @@ SK_API int sk_bloom_open(sk_bloom **out, const char *path, unsigned flags,
  * dump; the header part (the first sk_bloom_dump_header_size bytes) carries
  * checksums of the arrays as they are when it is read.
  * sk_bloom_restore_begin builds an empty filter of the shape a header
- * describes and tells how many bytes the header took; sk_bloom_restore_chunk
- * copies array bytes found at `offset` of the dump into it;
- * sk_bloom_restore_finish checks the arrays against the header's checksums
- * (SK_ECHECKSUM). */
+ * describes and tells how many bytes the header took (SK_EBUDGET, with
+ * nothing allocated, if the filter would hold more than max_memory, unless
+ * that is 0); sk_bloom_restore_chunk copies array bytes found at `offset` of
+ * the dump into it; sk_bloom_restore_finish checks the arrays against the
+ * header's checksums (SK_ECHECKSUM). Chunks and the finish are refused
+ * (SK_EINCOMPAT) once a restore has finished, and for any other filter. */
 SK_API uint64_t sk_bloom_dump_size(const sk_bloom *f);
 SK_API size_t sk_bloom_dump_header_size(const sk_bloom *f);
 SK_API int sk_bloom_dump_read(const sk_bloom *f, uint64_t offset, void *buf, size_t len);
 SK_API int sk_bloom_restore_begin(sk_bloom **out, const void *header, size_t len,
-                                  size_t *header_len, const sk_allocator *allocator);
+                                  size_t *header_len, const sk_allocator *allocator,
+                                  uint64_t max_memory);
 SK_API int sk_bloom_restore_chunk(sk_bloom *f, uint64_t offset, const void *data,
                                   size_t len);
-SK_API int sk_bloom_restore_finish(const sk_bloom *f);
+SK_API int sk_bloom_restore_finish(sk_bloom *f);
 
 #ifdef __cplusplus
 }

@@ -47,6 +47,9 @@ import types
 
 import pytest
 
+# tests/common: what the suites share (format_h, the byte layouts of src/format.h).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "common"))
+
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _ROOT = os.path.normpath(os.path.join(_HERE, "..", ".."))
 MODULE = os.environ.get("SKETCH_MODULE") or os.path.join(_ROOT, "build", "module",
@@ -246,6 +249,8 @@ class Servers:
         "appendonly": "no",
         "logfile": "",
         "loglevel": "notice",
+        # DEBUG DIGEST-VALUE compares what servers hold
+        "enable-debug-command": "local",
     }
 
     def __init__(self):

@@ -233,6 +233,54 @@ static void test_failing_allocator(void **state)
     }
 }
 
+/* Reading a whole dump header, and saving, takes no memory; a restore past
+ * its budget is refused before anything is allocated. */
+static void test_dumps_without_memory(void **state)
+{
+    (void)state;
+    struct counter c;
+    sk_allocator a = counting(&c);
+    sk_bloom_options o = {.capacity = 1000, .fp_rate = 0.01, .expansion = 2,
+                          .layout = SK_BLOOM_BLOCKED, .allocator = &a};
+    sk_bloom *f;
+    assert_int_equal(sk_bloom_create(&f, &o), SK_OK);
+    add_keys(f, 0, 5000);
+    size_t head = sk_bloom_dump_header_size(f);
+    uint64_t size = sk_bloom_dump_size(f);
+    uint8_t *dump = malloc((size_t)size);
+    assert_non_null(dump);
+    long calls = c.calls;
+    assert_int_equal(sk_bloom_dump_read(f, 0, dump, head), SK_OK);
+    assert_int_equal(sk_bloom_dump_read(f, head, dump + head, (size_t)size - head), SK_OK);
+    assert_int_equal(c.calls, calls);
+
+    sk_bloom *g;
+    size_t header_len;
+    calls = c.calls;
+    sk_bloom_info info;
+    sk_bloom_get_info(f, &info);
+    assert_int_equal(sk_bloom_restore_begin(&g, dump, head, &header_len, &a, info.array_bytes),
+                     SK_EBUDGET);
+    assert_null(g);
+    assert_int_equal(c.live_blocks, 2 + (long)info.layers); /* f's record, table, arrays */
+    assert_int_equal(sk_bloom_restore_begin(&g, dump, head, &header_len, &a, 2 * info.memory),
+                     SK_OK);
+    assert_int_equal(sk_bloom_restore_chunk(g, header_len, dump + header_len,
+                                            (size_t)size - header_len), SK_OK);
+    assert_int_equal(sk_bloom_restore_finish(g), SK_OK);
+    /* A restore that has finished takes no more chunks: they could only
+     * overwrite what the filter holds now. */
+    assert_int_equal(sk_bloom_restore_chunk(g, header_len, dump + header_len, 8), SK_EINCOMPAT);
+    assert_int_equal(sk_bloom_restore_finish(g), SK_EINCOMPAT);
+    assert_int_equal(sk_bloom_restore_chunk(f, header_len, dump + header_len, 8), SK_EINCOMPAT);
+    for (uint64_t k = 0; k < 5000; k++)
+        assert_int_equal(sk_bloom_contains(g, &k, sizeof k), 1);
+    sk_bloom_free(g);
+    sk_bloom_free(f);
+    free(dump);
+    assert_int_equal(c.live_bytes, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -240,6 +288,7 @@ int main(void)
         cmocka_unit_test(test_fixed_cost_of_a_sketch),
         cmocka_unit_test(test_everything_goes_through_the_allocator),
         cmocka_unit_test(test_failing_allocator),
+        cmocka_unit_test(test_dumps_without_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -920,7 +920,7 @@ static void test_scalable_stops_with_efull(void **state)
     sk_store_le64(head + SK_BF_HEADER_SIZE + SK_BF_LAYER_OFF_COUNT, first.capacity);
     fix_checksum(head);
     sk_bloom *g = NULL;
-    assert_int_equal(sk_bloom_restore_begin(&g, head, head_len, &header_len, NULL), SK_OK);
+    assert_int_equal(sk_bloom_restore_begin(&g, head, head_len, &header_len, NULL, 0), SK_OK);
     uint64_t key = 1;
     assert_int_equal(add_key(g, key), SK_EFULL);
     assert_int_equal(info_of(g).layers, 1);
@@ -1662,7 +1662,7 @@ static sk_bloom *restore_in_pieces(const uint8_t *dump, uint64_t size, uint64_t 
 {
     sk_bloom *g = (sk_bloom *)&g;
     size_t header_len = 0;
-    assert_int_equal(sk_bloom_restore_begin(&g, dump, (size_t)size, &header_len, NULL), SK_OK);
+    assert_int_equal(sk_bloom_restore_begin(&g, dump, (size_t)size, &header_len, NULL, 0), SK_OK);
     assert_non_null(g);
     uint64_t pieces[64][2];
     int count = 0;
@@ -1783,7 +1783,7 @@ static void test_dump_round_trip(void **state)
         sk_bloom_free(g);
 
         /* Missing pieces, or a damaged one, fail the checksum. */
-        assert_int_equal(sk_bloom_restore_begin(&g, dump, head, &head, NULL), SK_OK);
+        assert_int_equal(sk_bloom_restore_begin(&g, dump, head, &head, NULL, 0), SK_OK);
         assert_int_equal(sk_bloom_restore_finish(g), SK_ECHECKSUM);
         assert_int_equal(sk_bloom_restore_chunk(g, head, dump + head, (size_t)(size - head) / 2), SK_OK);
         assert_int_equal(sk_bloom_restore_finish(g), SK_ECHECKSUM);
@@ -1820,13 +1820,13 @@ static void test_restore_rejects_bad_headers(void **state)
     uint8_t *dump = dump_whole(f, &size);
     size_t head = sk_bloom_dump_header_size(f), header_len = 0;
     sk_bloom *g = (sk_bloom *)&g;
-    assert_int_equal(sk_bloom_restore_begin(NULL, dump, head, &header_len, NULL), SK_EINVAL);
-    assert_int_equal(sk_bloom_restore_begin(&g, NULL, head, &header_len, NULL), SK_EINVAL);
-    assert_int_equal(sk_bloom_restore_begin(&g, dump, head, NULL, NULL), SK_EINVAL);
+    assert_int_equal(sk_bloom_restore_begin(NULL, dump, head, &header_len, NULL, 0), SK_EINVAL);
+    assert_int_equal(sk_bloom_restore_begin(&g, NULL, head, &header_len, NULL, 0), SK_EINVAL);
+    assert_int_equal(sk_bloom_restore_begin(&g, dump, head, NULL, NULL, 0), SK_EINVAL);
     /* Every shorter header. */
     for (size_t len = 0; len < head; len++) {
         g = (sk_bloom *)&g;
-        int rc = sk_bloom_restore_begin(&g, dump, len, &header_len, NULL);
+        int rc = sk_bloom_restore_begin(&g, dump, len, &header_len, NULL, 0);
         if (!(rc == SK_ETRUNCATED || (rc == SK_EFORMAT && len == 0))) {
             print_error("dump header of %zu of %zu bytes: %s\n", len, head, sk_strerror(rc));
             fail();
@@ -1839,7 +1839,7 @@ static void test_restore_rejects_bad_headers(void **state)
         for (int bit = 0; bit < 8; bit++) {
             dump[off] ^= (uint8_t)(1u << bit);
             g = (sk_bloom *)&g;
-            int rc = sk_bloom_restore_begin(&g, dump, head, &header_len, NULL);
+            int rc = sk_bloom_restore_begin(&g, dump, head, &header_len, NULL, 0);
             /* More layers than the bytes given: truncated. */
             int ok = damage_ok(off, rc);
             if (!ok && failures++ < 10)
@@ -1857,7 +1857,7 @@ static void test_restore_rejects_bad_headers(void **state)
     save_ok(f, p);
     size_t len;
     uint8_t *file = read_whole(p, &len);
-    assert_int_equal(sk_bloom_restore_begin(&g, file, len, &header_len, NULL), SK_ECORRUPT);
+    assert_int_equal(sk_bloom_restore_begin(&g, file, len, &header_len, NULL, 0), SK_ECORRUPT);
     free(file);
     unlink(p);
     /* A dump in a file: sk_bloom_open reads it as the same filter, or

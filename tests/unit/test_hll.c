@@ -668,10 +668,35 @@ static void test_serialized_encoding(void **state)
     sk_hll_free(low);
 }
 
+/* Registers no stream produces, every one at its largest value: the count
+ * saturates and the error and bounds stay numbers. */
+static void test_saturated_registers(void **state)
+{
+    (void)state;
+    uint8_t buf[SK_REDIS_HLL_HEADER_SIZE + 12288] = {0};
+    memcpy(buf, SK_REDIS_HLL_MAGIC, 4);
+    buf[SK_REDIS_HLL_OFF_ENCODING] = SK_REDIS_HLL_DENSE;
+    for (size_t i = 0; i < 12288; i += 3) { /* four registers of 51 in three bytes */
+        buf[SK_REDIS_HLL_HEADER_SIZE + i] = (uint8_t)(51 | 51 << 6);
+        buf[SK_REDIS_HLL_HEADER_SIZE + i + 1] = (uint8_t)(51 >> 2 | 51 << 4);
+        buf[SK_REDIS_HLL_HEADER_SIZE + i + 2] = (uint8_t)(51 >> 4 | 51 << 2);
+    }
+    sk_hll *h;
+    assert_int_equal(sk_hll_deserialize(&h, buf, sizeof buf, NULL, NULL), SK_OK);
+    assert_int_equal(sk_hll_count(h), UINT64_MAX);
+    sk_hll_estimate e;
+    sk_hll_estimate_with_bounds(h, &e);
+    assert_true(e.relative_error > 0 && e.relative_error < 0.01);
+    for (int k = 0; k < 3; k++)
+        assert_true(e.lower[k] == 16384 && !(e.upper[k] < e.lower[k]));
+    sk_hll_free(h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_serialized_encoding),
+        cmocka_unit_test(test_saturated_registers),
         cmocka_unit_test(test_version_and_messages),
         cmocka_unit_test(test_new_rejects_bad_precision),
         cmocka_unit_test(test_add_reports_changes),

@@ -8,9 +8,14 @@ _HEADER = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir, "src", "
 
 def _defines(path):
     values = {}
-    for name, value in re.findall(r"^#define (SK_\w+) (\d+|0x[0-9a-fA-F]+|\"\w+\")\s*$",
+    for name, value in re.findall(r"^#define (SK_\w+) (\w+|\"\w+\")\s*$",
                                   open(path).read(), re.M):
-        values[name] = value.strip('"').encode() if value.startswith('"') else int(value, 0)
+        if value.startswith('"'):
+            values[name] = value.strip('"').encode()
+        elif value in values:                  # one name defined as another
+            values[name] = values[value]
+        elif re.fullmatch(r"\d+|0x[0-9a-fA-F]+", value):
+            values[name] = int(value, 0)
     return values
 
 
