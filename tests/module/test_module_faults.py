@@ -358,3 +358,35 @@ def test_a_scaling_filter_grows_past_64_layers(r):
     filters = r.execute_command("BF.INFO", "chain", "FILTERS")
     assert (filters[0] if isinstance(filters, list) else filters) > 64
     assert all(r.execute_command("BF.MEXISTS", "chain", *acked))
+
+
+def test_a_save_needs_no_memory(servers, tools, sanitized_server):
+    if sanitized_server:
+        pytest.skip("an address-space limit cannot apply to a server with ASan preloaded")
+    # Filters fill the address space until one more cannot be had; a SAVE
+    # then still writes everything (it reads filters into a buffer on the
+    # stack), and the file loads back whole.
+    server = servers.start(module_args=["MAX-KEY-MEMORY", "64gb"],
+                           preexec_fn=limit_address_space)
+    c = server.client()
+    data = tools.populate(c, seed=63)
+    before = tools.snapshot_of(c, data)
+    filled = []
+    for i in range(100):
+        try:
+            c.execute_command("BF.RESERVE", "fill:%d" % i, "0.01", "50000000", "NONSCALING")
+        except redis.exceptions.ResponseError as e:
+            assert "memory" in str(e), e
+            break
+        c.execute_command("BF.ADD", "fill:%d" % i, "member")
+        filled.append("fill:%d" % i)
+    else:
+        pytest.fail("the address-space limit never refused a filter")
+    assert len(filled) >= 5
+    assert c.save()
+    server.stop()
+    server.preexec_fn = None
+    server.start()
+    c = server.client()
+    tools.assert_same_snapshot(before, tools.snapshot_of(c, data))
+    assert all(c.execute_command("BF.EXISTS", k, "member") == 1 for k in filled)
