@@ -226,6 +226,10 @@ static int grow(sk_bloom *f)
 
 int sk__bloom_contains_hashed(const sk_bloom *f, struct item_hash h)
 {
+    /* A fixed filter's one layer is always its first record, which costs
+     * no load of the layer table's address. */
+    if (f->expansion == 0)
+        return layer_contains(&f->first, f->layout, h);
     for (unsigned i = f->nlayers; i-- > 0;)
         if (layer_contains(&f->layers[i], f->layout, h))
             return 1;
@@ -245,7 +249,7 @@ void sk_bloom_set_max_memory(sk_bloom *f, uint64_t bytes)
 int sk__bloom_add_hashed(sk_bloom *f, struct item_hash h)
 {
     if (f->expansion == 0)
-        return layer_add(&f->layers[0], f->layout, h,
+        return layer_add(&f->first, f->layout, h,
                          f->single_writer ? WRITERS_ONE_PROMISED : WRITERS_MANY);
     /* The older layers are looked up; the newest needs no lookup before the
      * add, which reports whether the item was there, unless it is full and

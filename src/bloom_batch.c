@@ -68,7 +68,7 @@ int sk_bloom_add_batch(sk_bloom *f, const void *const *items, const size_t *lens
                        size_t n, uint8_t *added)
 {
     if (f->expansion == 0 && f->layout == SK_BLOOM_BLOCKED) {
-        blocked_add_ring(&f->layers[0], items, lens, n, added, writers_of(f));
+        blocked_add_ring(&f->first, items, lens, n, added, writers_of(f));
         return SK_OK;
     }
     struct item_hash h[BATCH];
@@ -78,7 +78,7 @@ int sk_bloom_add_batch(sk_bloom *f, const void *const *items, const size_t *lens
         if (i >= BATCH) {
             int rc;
             if (f->expansion == 0) {
-                rc = layer_set(&f->layers[0], f->layout, h[slot], writers_of(f));
+                rc = layer_set(&f->first, f->layout, h[slot], writers_of(f));
                 new_items += (uint64_t)rc;
             } else {
                 rc = sk__bloom_add_hashed(f, h[slot]);
@@ -93,11 +93,11 @@ int sk_bloom_add_batch(sk_bloom *f, const void *const *items, const size_t *lens
             /* A scalable filter's adds may grow it, so only its lookups are
              * worth prefetching, and those are spread over every layer. */
             if (f->expansion == 0)
-                layer_prefetch(&f->layers[0], f->layout, h[slot], 1);
+                layer_prefetch(&f->first, f->layout, h[slot], 1);
         }
     }
     if (f->expansion == 0)
-        layer_count(&f->layers[0], new_items, writers_of(f));
+        layer_count(&f->first, new_items, writers_of(f));
     return SK_OK;
 }
 

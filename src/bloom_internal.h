@@ -4,8 +4,9 @@
  *
  * A filter is its record plus one layer record per layer in use: the first
  * lives inside the filter's record, so a filter of fixed size is two
- * allocations, this record and its bit array; a scalable filter moves its
- * layers to a table of its own when it grows. Bit arrays are arrays of
+ * allocations, this record and its bit array, and its one layer is always
+ * `first`; a scalable filter moves its layers to a table of its own when it
+ * grows. Bit arrays are arrays of
  * 64-bit words whose bytes are in little-endian order on every machine, the
  * order they have on disk, so a file maps into memory as it is.
  */

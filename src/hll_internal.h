@@ -17,13 +17,13 @@
 
 struct sk_hll {
     unsigned precision;
-    sk_allocator alloc;
     /* Dense: one register per byte, m of them. NULL while the sketch is sparse. */
     uint8_t *registers;
     /* Sparse: the nonzero registers as (index << 8 | value), sorted by index. */
     uint32_t *sparse;
     uint32_t sparse_len;
     uint32_t sparse_cap;
+    sk_allocator alloc; /* after the fields every add reads */
 };
 
 /* The largest register value at precision p: the rank of a hash whose 64 - p
