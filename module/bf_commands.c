@@ -74,8 +74,10 @@ static sk_bloom *create_filter(RedisModuleCtx *ctx, const struct bloom_params *p
     sk_bloom_options o = filter_options(ctx, p);
     sk_bloom *f;
     int rc = sk_bloom_create(&f, &o);
-    if (rc == SK_OK)
+    if (rc == SK_OK) {
+        sk_bloom_set_max_memory(f, module_config.max_key_memory); /* for what clients add */
         return f;
+    }
     sk_bloom_layer first;
     if (rc == SK_EBUDGET && sk_bloom_plan(&o, 0, &first) == SK_OK)
         reply_too_large(ctx, first.bytes);
@@ -122,6 +124,13 @@ static int add_item(RedisModuleCtx *ctx, sk_bloom *f, RedisModuleString *item)
         return -1;
     }
     int rc = sk_bloom_add(f, data, len);
+    if (rc == SK_EBUDGET && key_limit(ctx) == 0) {
+        /* Replayed: the limit is not for the server's own history. Asked only
+         * here, since the context's flags cost more than an add. */
+        sk_bloom_set_max_memory(f, 0);
+        rc = sk_bloom_add(f, data, len);
+        sk_bloom_set_max_memory(f, module_config.max_key_memory);
+    }
     if (rc >= 0)
         return rc;
     sk_bloom_layer next;
@@ -214,7 +223,6 @@ static int add_items(RedisModuleCtx *ctx, sk_bloom *f, RedisModuleString **items
                      int single)
 {
     int changed = 0;
-    sk_bloom_set_max_memory(f, key_limit(ctx));
     if (!single)
         RM_ReplyWithArray(ctx, count);
     for (int i = 0; i < count; i++) {

@@ -113,6 +113,15 @@ def test_maxmemory_refuses_what_would_grow(plain):
     c.config_set("maxmemory", 0)
 
 
+def _grown_over(c, key, limit):
+    """A scaling filter that grows past `limit`, and its items."""
+    its = items(b"%s-" % key.encode(), 400000)
+    c.execute_command("BF.RESERVE", key, "0.0001", "1000")
+    madd(c, key, its)
+    assert c.memory_usage(key) > limit
+    return its
+
+
 def _filter_over(c, key, limit):
     """A filter whose memory passes `limit`, and its items."""
     its = items(b"%s-" % key.encode(), 5000)
@@ -131,9 +140,9 @@ def test_a_replica_with_a_lower_limit_keeps_every_filter(servers):
     r.execute_command("REPLICAOF", "127.0.0.1", str(primary.port))
     wait_until(lambda: info_field(r, "replication", "master_link_status") == "up", "the sync")
     after = _filter_over(p, "streamed", 1 << 20)        # comes by the stream
-    p.execute_command("BF.INSERT", "grown", "CAPACITY", "100", "ITEMS", *items(b"g", 30000))
+    grown = _grown_over(p, "grown", 1 << 20)            # grows by the stream
     p.wait(1, 10000)
-    for key, its in (("synced", before), ("streamed", after), ("grown", items(b"g", 30000))):
+    for key, its in (("synced", before), ("streamed", after), ("grown", grown)):
         assert all(mexists(r, key, its)), key
         assert r.execute_command("DEBUG", "DIGEST-VALUE", key) == \
             p.execute_command("DEBUG", "DIGEST-VALUE", key), key
@@ -150,7 +159,7 @@ def test_an_aof_replay_with_a_lower_limit_keeps_every_filter(servers):
                       directory=directory)
     c = s.client()
     its = _filter_over(c, "logged", 1 << 20)
-    c.execute_command("BF.INSERT", "grown", "CAPACITY", "100", "ITEMS", *items(b"g", 30000))
+    _grown_over(c, "grown", 1 << 20)
     digests = {k: c.execute_command("DEBUG", "DIGEST-VALUE", k) for k in ("logged", "grown")}
     s.stop()
     s.module_args = ["MAX-KEY-MEMORY", "1mb"]
