@@ -7,11 +7,16 @@
  * RedisBloom's: error rate 0.01, capacity 100, expansion 2; the layout is
  * the library's automatic choice (blocked where it costs little memory).
  *
+ * Memory: every filter lives in Redis's memory (module_allocator), and its
+ * budget is the key's limit for what clients send; what the server replays
+ * is never limited (key_limit, docs/limits.md).
+ *
  * Persistence: RDB keeps a filter as its dump (docs/bloom-format.md): the
- * header, then the bit arrays in pieces of at most 64 MB, so that loading
- * never holds two copies of a large filter; the header's checksums are
- * checked once every piece is in. The AOF rewrite and BF.SCANDUMP use the
- * same dump, cut into BF.LOADCHUNK pieces.
+ * header, then the bit arrays in pieces of SAVE_PIECE read into a buffer on
+ * the stack, so that a save takes no memory and a load never holds two
+ * copies of a large filter; the header's checksums are checked once every
+ * piece is in. The AOF rewrite and BF.SCANDUMP use the same dump, cut into
+ * BF.LOADCHUNK pieces.
  *
  * BF.SCANDUMP's iterator is one more than the dump offset where the next
  * piece starts (0 only when there is none): BF.LOADCHUNK receives the

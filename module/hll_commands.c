@@ -7,7 +7,8 @@
  *   HLL.COUNT key [key ...]           the count of the union, like PFCOUNT
  *   HLL.ESTIMATE key [key ...]        [count, relative standard error, then
  *                                     lower and upper bounds at 1, 2, 3 sd]
- *   HLL.MERGE dest src [src ...]      dest becomes the union, dest included
+ *   HLL.MERGE dest src [src ...]      dest becomes the union, dest included;
+ *                                     a native PF dest stays a PF key
  *   HLL.INFO key                      precision, registers, encoding, count,
  *                                     standard error, serialized bytes
  *   HLL.EXPORT key                    the sketch as a Redis HyperLogLog
