@@ -63,6 +63,12 @@ static unsigned table_for(const sk_bloom *f)
     return f->table_cap ? f->table_cap * 2 : FIRST_TABLE;
 }
 
+/* Whether f may take `extra` bytes more and stay within its budget. */
+static int within_budget(const sk_bloom *f, uint64_t extra)
+{
+    return f->max_memory == 0 || filter_memory(f) + extra <= f->max_memory;
+}
+
 int sk__bloom_push_shape(sk_bloom *f, const sk_bloom_layer *shape)
 {
     unsigned cap = table_for(f);
@@ -94,13 +100,10 @@ int sk__bloom_push_layer(sk_bloom *f, const sk_bloom_layer *shape)
 {
     if (shape->bytes > SIZE_MAX / 2)
         return SK_ENOMEM;
-    if (f->max_memory != 0) {
-        unsigned cap = table_for(f);
-        uint64_t after = filter_memory(f) + sk__array_cost(&f->alloc, (size_t)shape->bytes) +
-                         (cap ? table_bytes(cap) - table_bytes(f->table_cap) : 0);
-        if (after > f->max_memory)
-            return SK_EBUDGET;
-    }
+    unsigned cap = table_for(f);
+    if (!within_budget(f, sk__array_cost(&f->alloc, (size_t)shape->bytes) +
+                              (cap ? table_bytes(cap) - table_bytes(f->table_cap) : 0)))
+        return SK_EBUDGET;
     int rc = sk__bloom_push_shape(f, shape);
     if (rc != SK_OK)
         return rc;
@@ -115,13 +118,11 @@ int sk__bloom_push_layer(sk_bloom *f, const sk_bloom_layer *shape)
 
 int sk__bloom_alloc_arrays(sk_bloom *f)
 {
-    if (f->max_memory != 0) {
-        uint64_t total = filter_memory(f);
-        for (unsigned i = 0; i < f->nlayers; i++)
-            total += sk__array_cost(&f->alloc, (size_t)f->layers[i].nwords * 8);
-        if (total > f->max_memory)
-            return SK_EBUDGET;
-    }
+    uint64_t arrays = 0;
+    for (unsigned i = 0; i < f->nlayers; i++)
+        arrays += sk__array_cost(&f->alloc, (size_t)f->layers[i].nwords * 8);
+    if (!within_budget(f, arrays))
+        return SK_EBUDGET;
     for (unsigned i = 0; i < f->nlayers; i++) {
         struct layer *l = &f->layers[i];
         l->words = sk__array_alloc(&f->alloc, (size_t)l->nwords * 8, &l->array);
