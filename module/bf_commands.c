@@ -60,14 +60,14 @@ static int reply_too_large(RedisModuleCtx *ctx, uint64_t bytes)
 /* The options of a new filter, in Redis's memory: the library enforces the
  * key's limit as the filter's budget. RedisBloom takes rates up to 1; above
  * 0.5 a filter of rate 0.5 serves them better than asked. */
-static sk_bloom_options filter_options(RedisModuleCtx *ctx, const struct bloom_params *p)
+static sk_bloom_options filter_options(const struct bloom_params *p)
 {
     return (sk_bloom_options){
         .capacity = (uint64_t)p->capacity,
         .fp_rate = p->error_rate > SK_BLOOM_MAX_FP_RATE ? SK_BLOOM_MAX_FP_RATE : p->error_rate,
         .layout = SK_BLOOM_AUTO,
         .expansion = p->nonscaling ? 0 : (unsigned)p->expansion,
-        .max_memory = key_limit(ctx),
+        .max_memory = module_config.max_key_memory,
         .allocator = &module_allocator,
     };
 }
@@ -76,13 +76,19 @@ static sk_bloom_options filter_options(RedisModuleCtx *ctx, const struct bloom_p
  * returns NULL. */
 static sk_bloom *create_filter(RedisModuleCtx *ctx, const struct bloom_params *p)
 {
-    sk_bloom_options o = filter_options(ctx, p);
+    sk_bloom_options o = filter_options(p);
     sk_bloom *f;
     int rc = sk_bloom_create(&f, &o);
-    if (rc == SK_OK) {
-        sk_bloom_set_max_memory(f, module_config.max_key_memory); /* for what clients add */
-        return f;
+    if (rc == SK_EBUDGET && key_limit(ctx) == 0) {
+        /* Replayed (see add_item): created without the limit, which then
+         * applies to what clients add. */
+        o.max_memory = 0;
+        rc = sk_bloom_create(&f, &o);
+        if (rc == SK_OK)
+            sk_bloom_set_max_memory(f, module_config.max_key_memory);
     }
+    if (rc == SK_OK)
+        return f;
     sk_bloom_layer first;
     if (rc == SK_EBUDGET && sk_bloom_plan(&o, 0, &first) == SK_OK)
         reply_too_large(ctx, first.bytes);
