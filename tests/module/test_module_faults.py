@@ -212,16 +212,20 @@ def limit_address_space():
     resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
 
 
-def test_allocation_refused_by_the_system_is_an_error(servers, tools, sanitized_server):
+def start_address_limited(servers, sanitized_server):
+    """A server whose key limit (64 GB) lets filters through and whose
+    address space (1.5 GB) does not."""
     if sanitized_server:
         # AddressSanitizer maps terabytes of shadow memory at start-up: it
         # cannot run under an address-space limit. The unsanitized run of
-        # the suite covers this test.
+        # the suite covers the tests that need one.
         pytest.skip("an address-space limit cannot apply to a server with ASan preloaded")
-    # The key limit (64 GB) lets the filters through; the process's address
-    # space (1.5 GB) does not.
-    server = servers.start(module_args=["MAX-KEY-MEMORY", "64gb"],
-                           preexec_fn=limit_address_space)
+    return servers.start(module_args=["MAX-KEY-MEMORY", "64gb"],
+                         preexec_fn=limit_address_space)
+
+
+def test_allocation_refused_by_the_system_is_an_error(servers, tools, sanitized_server):
+    server = start_address_limited(servers, sanitized_server)
     c = server.client()
     data = tools.populate(c, seed=62)
     before = tools.snapshot_of(c, data)
@@ -361,13 +365,10 @@ def test_a_scaling_filter_grows_past_64_layers(r):
 
 
 def test_a_save_needs_no_memory(servers, tools, sanitized_server):
-    if sanitized_server:
-        pytest.skip("an address-space limit cannot apply to a server with ASan preloaded")
     # Filters fill the address space until one more cannot be had; a SAVE
     # then still writes everything (it reads filters into a buffer on the
     # stack), and the file loads back whole.
-    server = servers.start(module_args=["MAX-KEY-MEMORY", "64gb"],
-                           preexec_fn=limit_address_space)
+    server = start_address_limited(servers, sanitized_server)
     c = server.client()
     data = tools.populate(c, seed=63)
     before = tools.snapshot_of(c, data)

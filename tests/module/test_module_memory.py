@@ -113,22 +113,22 @@ def test_maxmemory_refuses_what_would_grow(plain):
     c.config_set("maxmemory", 0)
 
 
-def _grown_over(c, key, limit):
-    """A scaling filter that grows past `limit`, and its items."""
-    its = items(b"%s-" % key.encode(), 400000)
-    c.execute_command("BF.RESERVE", key, "0.0001", "1000")
+def _filled_past(c, key, limit, capacity, n):
+    """A filter of `capacity` at 0.01% given n items, whose memory (grown,
+    when n passes the capacity) passes `limit`; its items."""
+    its = items(b"%s-" % key.encode(), n)
+    c.execute_command("BF.RESERVE", key, "0.0001", str(capacity))
     madd(c, key, its)
     assert c.memory_usage(key) > limit
     return its
+
+
+def _grown_over(c, key, limit):
+    return _filled_past(c, key, limit, 1000, 400000)
 
 
 def _filter_over(c, key, limit):
-    """A filter whose memory passes `limit`, and its items."""
-    its = items(b"%s-" % key.encode(), 5000)
-    c.execute_command("BF.RESERVE", key, "0.0001", "500000")
-    madd(c, key, its)
-    assert c.memory_usage(key) > limit
-    return its
+    return _filled_past(c, key, limit, 500000, 5000)
 
 
 def test_a_replica_with_a_lower_limit_keeps_every_filter(servers):
