@@ -264,6 +264,7 @@ summary=$(
         awk '/^PFADD hll <rand>/ { pf = $(NF-1) }
              /^BF.ADD bf <rand>/ { printf "| Redis module | BF.ADD against PFADD (requests/s, median of rounds) | %s | %s | **%sx** |\n", $(NF-1), pf, $NF }
              /^BF.EXISTS bf <rand>/ { printf "| Redis module | BF.EXISTS against PFADD | %s | %s | **%sx** |\n", $(NF-1), pf, $NF }
+             /^BF.EXISTS small <rand>/ { printf "| Redis module | BF.EXISTS on a 1000-item filter (in cache) against PFADD | %s | %s | **%sx** |\n", $(NF-1), pf, $NF }
              /^PFCOUNT \{u\}/ { pfc = $(NF-1) }
              /^HLL.COUNT \{u\}/ { printf "| Redis module | HLL.COUNT against PFCOUNT of three 1M-item keys (µs per call) | %s µs | %s µs | **%.1fx** faster |\n", $(NF-1), pfc, pfc / $(NF-1) }
              /^filter of [0-9]+ items/ { fb = $(NF-1); fn = $3 }

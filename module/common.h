@@ -23,7 +23,9 @@ extern struct module_config module_config;
 
 /* Redis's allocator, for every byte a filter or sketch holds, so that
  * used_memory, MEMORY USAGE and maxmemory see it; no huge-page advice,
- * so that touching a page of a filter costs a page, not 2 MB. */
+ * since the memory returns to Redis's allocator for other uses when a key
+ * is freed, and Redis keeps transparent huge pages off for itself
+ * (disable-thp) for latency. */
 extern const sk_allocator module_allocator;
 
 /* The memory limit of one key for the command running in ctx:
