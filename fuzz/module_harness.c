@@ -602,6 +602,89 @@ static void h_DigestEndSequence(RedisModuleDigest *md)
     (void)md;
 }
 
+static int h_ReplyWithBool(RedisModuleCtx *ctx, int b)
+{
+    (void)ctx, (void)b;
+    return RM_OK;
+}
+
+static int h_ReplyWithMap(RedisModuleCtx *ctx, long len)
+{
+    (void)ctx, (void)len;
+    return RM_OK;
+}
+
+static int h_NotifyKeyspaceEvent(RedisModuleCtx *ctx, int type, const char *event,
+                                 RedisModuleString *key)
+{
+    (void)ctx, (void)type, (void)event, (void)key;
+    return RM_OK;
+}
+
+static RedisModuleString *h_CreateStringPrintf(RedisModuleCtx *ctx, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return h_CreateString(ctx, buf, n < 0 ? 0 : n >= (int)sizeof buf ? sizeof buf - 1 : (size_t)n);
+}
+
+/* Configs keep the values of the load arguments: nothing sets them. */
+static int h_RegisterNumericConfig(RedisModuleCtx *ctx, const char *name, long long default_val,
+                                   unsigned int flags, long long min, long long max,
+                                   RedisModuleConfigGetNumericFunc getfn,
+                                   RedisModuleConfigSetNumericFunc setfn,
+                                   RedisModuleConfigApplyFunc applyfn, void *privdata)
+{
+    (void)ctx, (void)name, (void)default_val, (void)flags, (void)min, (void)max, (void)getfn,
+        (void)setfn, (void)applyfn, (void)privdata;
+    return RM_OK;
+}
+
+static int h_RegisterStringConfig(RedisModuleCtx *ctx, const char *name, const char *default_val,
+                                  unsigned int flags, RedisModuleConfigGetStringFunc getfn,
+                                  RedisModuleConfigSetStringFunc setfn,
+                                  RedisModuleConfigApplyFunc applyfn, void *privdata)
+{
+    (void)ctx, (void)name, (void)default_val, (void)flags, (void)getfn, (void)setfn,
+        (void)applyfn, (void)privdata;
+    return RM_OK;
+}
+
+static int h_LoadConfigs(RedisModuleCtx *ctx)
+{
+    (void)ctx;
+    return RM_OK;
+}
+
+/* Any non-NULL handle: SetCommandInfo only reads the tables. */
+static RedisModuleCommand *h_GetCommand(RedisModuleCtx *ctx, const char *name)
+{
+    (void)ctx;
+    return (RedisModuleCommand *)(uintptr_t)name;
+}
+
+/* Walks every argument table, so that a malformed one shows up under the
+ * sanitizers. */
+static size_t count_args(const RedisModuleCommandArg *args)
+{
+    size_t n = 0;
+    for (; args != NULL && args->name != NULL; args++)
+        n += 1 + count_args(args->subargs);
+    return n;
+}
+
+static int h_SetCommandInfo(RedisModuleCommand *command, const RedisModuleCommandInfo *info)
+{
+    (void)command;
+    if (info->version == NULL || info->summary == NULL || count_args(info->args) == 0 ||
+        info->key_specs == NULL || info->key_specs[0].begin_search_type == RM_BS_INVALID)
+        fail("a command's description is incomplete");
+    return RM_OK;
+}
+
 /* GetApi: the module binds every function by its name. */
 typedef void (*any_fn)(void);
 static const struct {

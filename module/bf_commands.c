@@ -1,59 +1,61 @@
 /*
  * bf_commands.c: the BF.* commands, answering as RedisBloom does, so that
- * its clients (redis-py's r.bf(), Jedis, go-redis, node-redis) work unchanged.
+ * its clients (redis-py's r.bf(), Jedis, go-redis, node-redis) work
+ * unchanged, in RESP2 and in RESP3. docs/redis-module.md lists the few
+ * answers that differ, and why.
  *
- * A key holds an sk_bloom: scaling (a chain of layers, the default) or
- * NONSCALING (fixed size, refusing new items once full). The defaults are
- * RedisBloom's: error rate 0.01, capacity 100, expansion 2; the layout is
- * the library's automatic choice (blocked where it costs little memory).
+ * A key holds an sk_bloom (bf_type.c): scaling (a chain of layers, the
+ * default) or non-scaling (fixed size, refusing new items once full). A
+ * missing key that BF.ADD, BF.MADD or BF.INSERT writes to is created with
+ * the module's defaults (config.c: RedisBloom's 0.01, 100 and expansion 2
+ * unless configured); the layout is the library's automatic choice
+ * (blocked where it costs little memory).
+ *
+ * Replies: booleans, maps and nulls are sent with the server's typed
+ * replies, which it writes as RESP2's integers, flat arrays and nil bulk
+ * strings to a client that has not said HELLO 3. BF.MADD and BF.INSERT stop
+ * at the first item that fails and end their array with its error, so that
+ * a client sees which items were refused.
  *
  * Memory: every filter lives in Redis's memory (module_allocator), and its
  * budget is the key's limit for what clients send; what the server replays
  * is never limited (key_limit, docs/limits.md).
  *
- * Persistence: RDB keeps a filter as its dump (docs/bloom-format.md): the
- * header, then the bit arrays in pieces of SAVE_PIECE read into a buffer on
- * the stack, so that a save takes no memory and a load never holds two
- * copies of a large filter; the header's checksums are checked once every
- * piece is in. The AOF rewrite and BF.SCANDUMP use the same dump, cut into
- * BF.LOADCHUNK pieces.
- *
  * BF.SCANDUMP's iterator is one more than the dump offset where the next
  * piece starts (0 only when there is none): BF.LOADCHUNK receives the
  * iterator returned with a piece, so it knows where that piece ends.
  */
-#include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include "bf_type.h"
 #include "common.h"
 #include "module.h"
 
-#define DEFAULT_ERROR_RATE 0.01
-#define DEFAULT_CAPACITY 100
-#define DEFAULT_EXPANSION 2
-#define SAVE_PIECE (64u << 10)
 #define SCANDUMP_PIECE (16u << 20)
-
-RedisModuleType *bloom_type;
+#define DEBUG_LINE 192
 
 /* ---- creation and limits -------------------------------------------------- */
 
 struct bloom_params {
     double error_rate;
     long long capacity;
-    long long expansion;
-    int nonscaling;
+    long long expansion; /* 0: non-scaling */
 };
+
+static struct bloom_params default_params(void)
+{
+    return (struct bloom_params){module_config.bf_error_rate, module_config.bf_initial_size,
+                                 module_config.bf_expansion};
+}
 
 static int reply_too_large(RedisModuleCtx *ctx, uint64_t bytes)
 {
     char message[160];
     snprintf(message, sizeof message,
              "ERR the filter would take %llu bytes, more than the module's "
-             "MAX-KEY-MEMORY of %llu",
-             (unsigned long long)bytes, (unsigned long long)module_config.max_key_memory);
+             "MAX-KEY-MEMORY of %lld",
+             (unsigned long long)bytes, module_config.max_key_memory);
     return RM_ReplyWithError(ctx, message);
 }
 
@@ -66,8 +68,8 @@ static sk_bloom_options filter_options(const struct bloom_params *p)
         .capacity = (uint64_t)p->capacity,
         .fp_rate = p->error_rate > SK_BLOOM_MAX_FP_RATE ? SK_BLOOM_MAX_FP_RATE : p->error_rate,
         .layout = SK_BLOOM_AUTO,
-        .expansion = p->nonscaling ? 0 : (unsigned)p->expansion,
-        .max_memory = module_config.max_key_memory,
+        .expansion = (unsigned)p->expansion,
+        .max_memory = (uint64_t)module_config.max_key_memory,
         .allocator = &module_allocator,
     };
 }
@@ -85,7 +87,7 @@ static sk_bloom *create_filter(RedisModuleCtx *ctx, const struct bloom_params *p
         o.max_memory = 0;
         rc = sk_bloom_create(&f, &o);
         if (rc == SK_OK)
-            sk_bloom_set_max_memory(f, module_config.max_key_memory);
+            sk_bloom_set_max_memory(f, (uint64_t)module_config.max_key_memory);
     }
     if (rc == SK_OK)
         return f;
@@ -100,29 +102,8 @@ static sk_bloom *create_filter(RedisModuleCtx *ctx, const struct bloom_params *p
     return NULL;
 }
 
-/* Opens key for the command: RM_OK with *filter its filter, or NULL if the
- * key is empty (then *key may be NULL: Redis 7.0 gives no handle for a
- * missing key opened to read, and CloseKey and KeyType accept NULL).
- * Replies WRONGTYPE and returns RM_ERR for a key of another type. */
-static int open_filter(RedisModuleCtx *ctx, RedisModuleString *name, int mode,
-                       RedisModuleKey **key, sk_bloom **filter)
-{
-    *key = RM_OpenKey(ctx, name, mode);
-    *filter = NULL;
-    int type = RM_KeyType(*key);
-    if (type == RM_KEYTYPE_EMPTY)
-        return RM_OK;
-    if (type != RM_KEYTYPE_MODULE || RM_ModuleTypeGetType(*key) != bloom_type) {
-        RM_CloseKey(*key);
-        RM_ReplyWithError(ctx, RM_WRONGTYPE);
-        return RM_ERR;
-    }
-    *filter = RM_ModuleTypeGetValue(*key);
-    return RM_OK;
-}
-
 /* Adds one item, or replies the error that stops the command (full
- * NONSCALING filter, memory limit) and returns a negative value. */
+ * non-scaling filter, memory limit) and returns a negative value. */
 static int add_item(RedisModuleCtx *ctx, sk_bloom *f, RedisModuleString *item)
 {
     size_t len;
@@ -134,13 +115,16 @@ static int add_item(RedisModuleCtx *ctx, sk_bloom *f, RedisModuleString *item)
         RM_ReplyWithError(ctx, "ERR non scaling filter is full");
         return -1;
     }
+    /* CONFIG SET may have changed the limit since the filter was made. */
+    if (info.max_memory != (uint64_t)module_config.max_key_memory)
+        sk_bloom_set_max_memory(f, (uint64_t)module_config.max_key_memory);
     int rc = sk_bloom_add(f, data, len);
     if (rc == SK_EBUDGET && key_limit(ctx) == 0) {
         /* Replayed: the limit is not for the server's own history. Asked only
          * here, since the context's flags cost more than an add. */
         sk_bloom_set_max_memory(f, 0);
         rc = sk_bloom_add(f, data, len);
-        sk_bloom_set_max_memory(f, module_config.max_key_memory);
+        sk_bloom_set_max_memory(f, (uint64_t)module_config.max_key_memory);
     }
     if (rc >= 0)
         return rc;
@@ -155,61 +139,105 @@ static int add_item(RedisModuleCtx *ctx, sk_bloom *f, RedisModuleString *item)
     return rc;
 }
 
-/* ---- commands ----------------------------------------------------------- */
+/* ---- arguments ------------------------------------------------------------ */
 
-static int parse_rate_and_capacity(RedisModuleCtx *ctx, RedisModuleString *rate_arg,
-                                   RedisModuleString *capacity_arg, struct bloom_params *p)
+/* RedisBloom's texts: BF.RESERVE's start with "ERR", BF.INSERT's do not. */
+struct parse_errors {
+    const char *rate_syntax, *rate_range, *capacity_syntax, *capacity_range, *expansion_syntax,
+        *expansion_range;
+};
+
+static const struct parse_errors reserve_errors = {
+    "ERR bad error rate",
+    "ERR error rate must be in the range (0.000000, 1.000000)",
+    "ERR bad capacity",
+    "ERR (capacity should be larger than 0)",
+    "ERR bad expansion",
+    "ERR expansion must be in the range [0, 32768]",
+};
+
+static const struct parse_errors insert_errors = {
+    "Bad error rate", "Bad error rate", "Bad capacity",
+    "Bad capacity",   "Bad expansion",  "Bad expansion",
+};
+
+static int parse_rate(RedisModuleCtx *ctx, RedisModuleString *arg, const struct parse_errors *e,
+                      double *rate)
 {
-    if (RM_StringToDouble(rate_arg, &p->error_rate) != RM_OK ||
-        !(p->error_rate > 0 && p->error_rate < 1)) {
-        RM_ReplyWithError(ctx, "ERR bad error rate");
+    if (RM_StringToDouble(arg, rate) != RM_OK) {
+        RM_ReplyWithError(ctx, e->rate_syntax);
         return RM_ERR;
     }
-    if (p->error_rate < SK_BLOOM_MIN_FP_RATE) {
-        RM_ReplyWithError(ctx, "ERR bad error rate: below 1e-15");
+    if (!(*rate > 0 && *rate < 1)) {
+        RM_ReplyWithError(ctx, e->rate_range);
         return RM_ERR;
     }
-    if (RM_StringToLongLong(capacity_arg, &p->capacity) != RM_OK || p->capacity <= 0) {
-        RM_ReplyWithError(ctx, "ERR bad capacity");
+    /* Past the library's floor, which RedisBloom does not have. */
+    if (!config_rate_valid(*rate)) {
+        RM_ReplyWithError(ctx, "ERR error rate must be at least 1e-15");
         return RM_ERR;
     }
     return RM_OK;
 }
 
-static int parse_expansion(RedisModuleCtx *ctx, RedisModuleString *arg, struct bloom_params *p)
+static int parse_capacity(RedisModuleCtx *ctx, RedisModuleString *arg,
+                          const struct parse_errors *e, long long *capacity)
 {
-    if (RM_StringToLongLong(arg, &p->expansion) != RM_OK || p->expansion < 1 ||
-        p->expansion > SK_BLOOM_MAX_EXPANSION) {
-        RM_ReplyWithError(ctx, "ERR bad expansion");
+    if (RM_StringToLongLong(arg, capacity) != RM_OK) {
+        RM_ReplyWithError(ctx, e->capacity_syntax);
+        return RM_ERR;
+    }
+    if (*capacity < 1) {
+        RM_ReplyWithError(ctx, e->capacity_range);
         return RM_ERR;
     }
     return RM_OK;
 }
 
-/* BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING] */
+static int parse_expansion(RedisModuleCtx *ctx, RedisModuleString *arg,
+                           const struct parse_errors *e, long long *expansion)
+{
+    if (RM_StringToLongLong(arg, expansion) != RM_OK) {
+        RM_ReplyWithError(ctx, e->expansion_syntax);
+        return RM_ERR;
+    }
+    if (*expansion < 0 || *expansion > SK_BLOOM_MAX_EXPANSION) {
+        RM_ReplyWithError(ctx, e->expansion_range);
+        return RM_ERR;
+    }
+    return RM_OK;
+}
+
+/* ---- creating and adding ---------------------------------------------------- */
+
+/* BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING]
+ * EXPANSION 0 is NONSCALING; NONSCALING with another expansion is refused. */
 static int cmd_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc < 4)
         return RM_WrongArity(ctx);
-    struct bloom_params p = {DEFAULT_ERROR_RATE, DEFAULT_CAPACITY, DEFAULT_EXPANSION, 0};
-    if (parse_rate_and_capacity(ctx, argv[2], argv[3], &p) != RM_OK)
+    struct bloom_params p = default_params();
+    if (parse_rate(ctx, argv[2], &reserve_errors, &p.error_rate) != RM_OK ||
+        parse_capacity(ctx, argv[3], &reserve_errors, &p.capacity) != RM_OK)
         return RM_OK;
-    int expansion_given = 0;
+    int nonscaling = 0, expansion_given = 0;
     for (int i = 4; i < argc; i++) {
         if (arg_is(argv[i], "NONSCALING")) {
-            p.nonscaling = 1;
+            nonscaling = 1;
         } else if (arg_is(argv[i], "EXPANSION")) {
             if (++i == argc)
                 return RM_ReplyWithError(ctx, "ERR no expansion");
-            if (parse_expansion(ctx, argv[i], &p) != RM_OK)
+            if (parse_expansion(ctx, argv[i], &reserve_errors, &p.expansion) != RM_OK)
                 return RM_OK;
             expansion_given = 1;
         } else {
             return RM_ReplyWithError(ctx, "ERR unknown argument");
         }
     }
-    if (p.nonscaling && expansion_given)
-        return RM_ReplyWithError(ctx, "ERR nonscaling filters cannot expand");
+    if (nonscaling && expansion_given && p.expansion != 0)
+        return RM_ReplyWithError(ctx, "Nonscaling filters cannot expand");
+    if (nonscaling)
+        p.expansion = 0;
     sk_bloom *f;
     RedisModuleKey *key;
     if (open_filter(ctx, argv[1], RM_READ | RM_WRITE, &key, &f) != RM_OK)
@@ -221,6 +249,7 @@ static int cmd_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     f = create_filter(ctx, &p);
     if (f != NULL) {
         RM_ModuleTypeSetValue(key, bloom_type, f);
+        RM_NotifyKeyspaceEvent(ctx, RM_NOTIFY_GENERIC, "bf.reserve", argv[1]);
         RM_ReplicateVerbatim(ctx);
         RM_ReplyWithSimpleString(ctx, "OK");
     }
@@ -228,26 +257,25 @@ static int cmd_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return RM_OK;
 }
 
-/* Adds the items and replies an integer (single) or an array of them;
- * returns whether any item was new. */
+/* Adds the items and replies a boolean (single) or an array of them that
+ * ends at the first error; returns whether any item was new. */
 static int add_items(RedisModuleCtx *ctx, sk_bloom *f, RedisModuleString **items, int count,
                      int single)
 {
     int changed = 0;
+    long replies = 0;
     if (!single)
-        RM_ReplyWithArray(ctx, count);
+        RM_ReplyWithArray(ctx, RM_POSTPONED_ARRAY_LEN);
     for (int i = 0; i < count; i++) {
         int rc = add_item(ctx, f, items[i]);
-        if (rc < 0) {
-            /* The error took this item's place in the array; the items not
-             * tried get the same answer. */
-            for (int j = i + 1; !single && j < count; j++)
-                RM_ReplyWithError(ctx, "ERR not added: an earlier item failed");
+        replies++;
+        if (rc < 0)
             break;
-        }
         changed |= rc;
-        RM_ReplyWithLongLong(ctx, rc);
+        RM_ReplyWithBool(ctx, rc);
     }
+    if (!single)
+        RM_ReplySetArrayLength(ctx, replies);
     return changed;
 }
 
@@ -277,20 +305,29 @@ static RedisModuleKey *open_or_create(RedisModuleCtx *ctx, RedisModuleString *na
     return key;
 }
 
+/* The end of every command that adds: what changed is replicated and
+ * announced, as Redis's own commands do. */
+static void added(RedisModuleCtx *ctx, RedisModuleString *name, const char *event, int changed)
+{
+    if (!changed)
+        return;
+    RM_NotifyKeyspaceEvent(ctx, RM_NOTIFY_GENERIC, event, name);
+    RM_ReplicateVerbatim(ctx);
+}
+
 /* BF.ADD key item; BF.MADD key item [item ...] */
 static int add_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, int single)
 {
     if (single ? argc != 3 : argc < 3)
         return RM_WrongArity(ctx);
-    struct bloom_params p = {DEFAULT_ERROR_RATE, DEFAULT_CAPACITY, DEFAULT_EXPANSION, 0};
+    struct bloom_params p = default_params();
     sk_bloom *f;
     int created;
     RedisModuleKey *key = open_or_create(ctx, argv[1], &p, 0, &f, &created);
     if (key == NULL)
         return RM_OK;
     int changed = add_items(ctx, f, argv + 2, argc - 2, single);
-    if (changed || created)
-        RM_ReplicateVerbatim(ctx);
+    added(ctx, argv[1], single ? "bf.add" : "bf.madd", changed || created);
     RM_CloseKey(key);
     return RM_OK;
 }
@@ -306,47 +343,58 @@ static int cmd_madd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 }
 
 /* BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION n] [NOCREATE] [NONSCALING]
- *           ITEMS item [item ...] */
+ *           ITEMS item [item ...]
+ * The options shape a filter the command creates and are ignored for one
+ * that exists; they follow BF.RESERVE's rules. */
 static int cmd_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc < 4)
         return RM_WrongArity(ctx);
-    struct bloom_params p = {DEFAULT_ERROR_RATE, DEFAULT_CAPACITY, DEFAULT_EXPANSION, 0};
-    int nocreate = 0, items = -1;
+    struct bloom_params p = default_params();
+    int nocreate = 0, nonscaling = 0, expansion_given = 0, items = -1;
     for (int i = 2; i < argc && items < 0; i++) {
+        int takes_value = arg_is(argv[i], "CAPACITY") || arg_is(argv[i], "ERROR") ||
+                          arg_is(argv[i], "EXPANSION");
+        if (takes_value && i + 1 == argc)
+            return RM_WrongArity(ctx);
         if (arg_is(argv[i], "ITEMS")) {
             items = i + 1;
         } else if (arg_is(argv[i], "NOCREATE")) {
             nocreate = 1;
         } else if (arg_is(argv[i], "NONSCALING")) {
-            p.nonscaling = 1;
-        } else if (i + 1 < argc && arg_is(argv[i], "CAPACITY")) {
-            if (RM_StringToLongLong(argv[++i], &p.capacity) != RM_OK || p.capacity <= 0)
-                return RM_ReplyWithError(ctx, "ERR bad capacity");
-        } else if (i + 1 < argc && arg_is(argv[i], "ERROR")) {
-            if (RM_StringToDouble(argv[++i], &p.error_rate) != RM_OK ||
-                !(p.error_rate >= SK_BLOOM_MIN_FP_RATE && p.error_rate < 1))
-                return RM_ReplyWithError(ctx, "ERR bad error rate");
-        } else if (i + 1 < argc && arg_is(argv[i], "EXPANSION")) {
-            if (parse_expansion(ctx, argv[++i], &p) != RM_OK)
+            nonscaling = 1;
+        } else if (arg_is(argv[i], "CAPACITY")) {
+            if (parse_capacity(ctx, argv[++i], &insert_errors, &p.capacity) != RM_OK)
                 return RM_OK;
+        } else if (arg_is(argv[i], "ERROR")) {
+            if (parse_rate(ctx, argv[++i], &insert_errors, &p.error_rate) != RM_OK)
+                return RM_OK;
+        } else if (arg_is(argv[i], "EXPANSION")) {
+            if (parse_expansion(ctx, argv[++i], &insert_errors, &p.expansion) != RM_OK)
+                return RM_OK;
+            expansion_given = 1;
         } else {
-            return RM_ReplyWithError(ctx, "ERR unknown argument");
+            return RM_ReplyWithError(ctx, "Unknown argument received");
         }
     }
     if (items < 0 || items >= argc)
         return RM_WrongArity(ctx);
+    if (nonscaling && expansion_given && p.expansion != 0)
+        return RM_ReplyWithError(ctx, "Nonscaling filters cannot expand");
+    if (nonscaling)
+        p.expansion = 0;
     sk_bloom *f;
     int created;
     RedisModuleKey *key = open_or_create(ctx, argv[1], &p, nocreate, &f, &created);
     if (key == NULL)
         return RM_OK;
     int changed = add_items(ctx, f, argv + items, argc - items, 0);
-    if (changed || created)
-        RM_ReplicateVerbatim(ctx);
+    added(ctx, argv[1], "bf.insert", changed || created);
     RM_CloseKey(key);
     return RM_OK;
 }
+
+/* ---- reading ---------------------------------------------------------------- */
 
 /* BF.EXISTS key item; BF.MEXISTS key item [item ...] */
 static int exists_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, int single)
@@ -362,7 +410,7 @@ static int exists_command(RedisModuleCtx *ctx, RedisModuleString **argv, int arg
     for (int i = 2; i < argc; i++) {
         size_t len;
         const char *data = RM_StringPtrLen(argv[i], &len);
-        RM_ReplyWithLongLong(ctx, f != NULL && sk_bloom_contains(f, data, len));
+        RM_ReplyWithBool(ctx, f != NULL && sk_bloom_contains(f, data, len));
     }
     RM_CloseKey(key);
     return RM_OK;
@@ -395,27 +443,40 @@ static int cmd_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return RM_OK;
 }
 
-/* BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION] */
+/* Opens a key that must hold a filter, replying "ERR not found" when it is
+ * empty; NULL after an error reply. */
+static sk_bloom *open_existing(RedisModuleCtx *ctx, RedisModuleString *name,
+                               RedisModuleKey **key)
+{
+    sk_bloom *f;
+    if (open_filter(ctx, name, RM_READ, key, &f) != RM_OK)
+        return NULL;
+    if (f == NULL) {
+        RM_CloseKey(*key);
+        RM_ReplyWithError(ctx, "ERR not found");
+    }
+    return f;
+}
+
+/* BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION]: a map of
+ * the five (a flat array in RESP2); one field alone is a map of one in
+ * RESP3 and, as in RedisBloom, an array of just its value in RESP2. Size is
+ * the bytes the filter holds. */
 static int cmd_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc != 2 && argc != 3)
         return RM_WrongArity(ctx);
-    sk_bloom *f;
     RedisModuleKey *key;
-    if (open_filter(ctx, argv[1], RM_READ, &key, &f) != RM_OK)
+    sk_bloom *f = open_existing(ctx, argv[1], &key);
+    if (f == NULL)
         return RM_OK;
-    if (f == NULL) {
-        RM_CloseKey(key);
-        return RM_ReplyWithError(ctx, "ERR not found");
-    }
     sk_bloom_info info;
     sk_bloom_get_info(f, &info);
     static const char *const names[5] = {"Capacity", "Size", "Number of filters",
                                          "Number of items inserted", "Expansion rate"};
     static const char *const keywords[5] = {"CAPACITY", "SIZE", "FILTERS", "ITEMS",
                                             "EXPANSION"};
-    long long values[5] = {(long long)info.capacity,
-                           (long long)info.memory,
+    long long values[5] = {(long long)info.capacity, (long long)info.memory,
                            (long long)info.layers, (long long)info.count,
                            (long long)info.expansion};
     int only = -1;
@@ -425,14 +486,18 @@ static int cmd_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
                 only = i;
         if (only < 0) {
             RM_CloseKey(key);
-            return RM_ReplyWithError(ctx, "ERR Invalid information value");
+            return RM_ReplyWithError(ctx, "Invalid information value");
         }
     }
-    RM_ReplyWithArray(ctx, only < 0 ? 10 : 1);
+    int named = only < 0 || (RM_GetContextFlags(ctx) & RM_CTX_FLAGS_RESP3);
+    if (named)
+        RM_ReplyWithMap(ctx, only < 0 ? 5 : 1);
+    else
+        RM_ReplyWithArray(ctx, 1);
     for (int i = 0; i < 5; i++) {
         if (only >= 0 && i != only)
             continue;
-        if (only < 0)
+        if (named)
             RM_ReplyWithSimpleString(ctx, names[i]);
         if (i == 4 && info.expansion == 0)
             RM_ReplyWithNull(ctx);
@@ -443,26 +508,58 @@ static int cmd_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return RM_OK;
 }
 
+/* BF.DEBUG key: "size:<items>", then a line per layer in RedisBloom's
+ * shape; hashwidth is 64 since every index comes from one 64-bit hash. */
+static int cmd_debug(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 2)
+        return RM_WrongArity(ctx);
+    RedisModuleKey *key;
+    sk_bloom *f = open_existing(ctx, argv[1], &key);
+    if (f == NULL)
+        return RM_OK;
+    sk_bloom_info info;
+    sk_bloom_get_info(f, &info);
+    char line[DEBUG_LINE];
+    RM_ReplyWithArray(ctx, 1 + (long)info.layers);
+    int n = snprintf(line, sizeof line, "size:%llu", (unsigned long long)info.count);
+    RM_ReplyWithStringBuffer(ctx, line, (size_t)n);
+    for (unsigned i = 0; i < info.layers; i++) {
+        sk_bloom_layer layer;
+        sk_bloom_get_layer(f, i, &layer);
+        n = snprintf(line, sizeof line,
+                     "bytes:%llu bits:%llu hashes:%u hashwidth:64 capacity:%llu size:%llu "
+                     "ratio:%g",
+                     (unsigned long long)layer.bytes, (unsigned long long)layer.bits,
+                     layer.hashes, (unsigned long long)layer.capacity,
+                     (unsigned long long)layer.count, layer.fp_rate);
+        RM_ReplyWithStringBuffer(ctx, line, (size_t)n);
+    }
+    RM_CloseKey(key);
+    return RM_OK;
+}
+
+/* ---- dumps ------------------------------------------------------------------ */
+
 /* BF.SCANDUMP key iterator */
 static int cmd_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc != 3)
         return RM_WrongArity(ctx);
-    long long iterator;
-    if (RM_StringToLongLong(argv[2], &iterator) != RM_OK || iterator < 0)
-        return RM_ReplyWithError(ctx, "ERR invalid iterator");
-    sk_bloom *f;
     RedisModuleKey *key;
-    if (open_filter(ctx, argv[1], RM_READ, &key, &f) != RM_OK)
+    sk_bloom *f = open_existing(ctx, argv[1], &key);
+    if (f == NULL)
         return RM_OK;
-    if (f == NULL) {
+    long long iterator;
+    if (RM_StringToLongLong(argv[2], &iterator) != RM_OK) {
         RM_CloseKey(key);
-        return RM_ReplyWithError(ctx, "ERR not found");
+        return RM_ReplyWithError(ctx, "Second argument must be numeric");
     }
     uint64_t size = sk_bloom_dump_size(f);
-    uint64_t start = iterator == 0 ? 0 : (uint64_t)iterator - 1;
-    uint64_t len = iterator == 0 ? sk_bloom_dump_header_size(f)
-                                 : (size > start ? size - start : 0);
+    uint64_t start = iterator <= 0 ? 0 : (uint64_t)iterator - 1;
+    uint64_t len = iterator == 0  ? sk_bloom_dump_header_size(f)
+                   : iterator < 0 ? 0
+                                  : (size > start ? size - start : 0);
     if (len > SCANDUMP_PIECE)
         len = SCANDUMP_PIECE;
     char *buf = len == 0 ? NULL : RM_TryAlloc(len);
@@ -480,6 +577,61 @@ static int cmd_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return RM_OK;
 }
 
+/* The header piece of BF.LOADCHUNK: a new, empty filter of its shape, on an
+ * empty key only, so that no chunk can drop a filter that holds items. */
+static int load_header(RedisModuleCtx *ctx, RedisModuleKey *key, const char *data, size_t len)
+{
+    sk_bloom *restored;
+    size_t header_len;
+    uint64_t limit = key_limit(ctx);
+    int rc = sk_bloom_restore_begin(&restored, data, len, &header_len, &module_allocator, limit);
+    if (rc == SK_EBUDGET) {
+        char message[160];
+        snprintf(message, sizeof message,
+                 "ERR the filter would take more than the module's MAX-KEY-MEMORY of %llu "
+                 "bytes",
+                 (unsigned long long)limit);
+        RM_ReplyWithError(ctx, message);
+        return RM_ERR;
+    }
+    if (rc == SK_OK && header_len != len) {
+        sk_bloom_free(restored);
+        rc = SK_ECORRUPT;
+    }
+    if (rc != SK_OK) {
+        RM_ReplyWithError(ctx, "ERR received bad data");
+        return RM_ERR;
+    }
+    sk_bloom_set_max_memory(restored, (uint64_t)module_config.max_key_memory);
+    RM_ModuleTypeSetValue(key, bloom_type, restored);
+    return RM_OK;
+}
+
+/* A piece of the bit arrays; the last one checks the whole filter. */
+static int load_chunk(RedisModuleCtx *ctx, RedisModuleKey *key, sk_bloom *f, uint64_t start,
+                      const char *data, size_t len)
+{
+    int rc = sk_bloom_restore_chunk(f, start, data, len);
+    if (rc == SK_EINCOMPAT) {
+        RM_ReplyWithError(ctx, "ERR the filter is complete: a restore starts with its header "
+                               "on an empty key");
+        return RM_ERR;
+    }
+    if (rc == SK_OK && start + len == sk_bloom_dump_size(f) && sk_bloom_restore_finish(f) != SK_OK) {
+        /* Replicated as it came, so that replicas and the AOF, which had
+         * every earlier chunk, drop the filter too. */
+        RM_DeleteKey(key);
+        RM_ReplicateVerbatim(ctx);
+        RM_ReplyWithError(ctx, "ERR received bad data: checksum mismatch");
+        return RM_ERR;
+    }
+    if (rc != SK_OK) {
+        RM_ReplyWithError(ctx, "ERR received bad data");
+        return RM_ERR;
+    }
+    return RM_OK;
+}
+
 /* BF.LOADCHUNK key iterator data */
 static int cmd_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
@@ -488,253 +640,37 @@ static int cmd_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
     long long iterator;
     size_t len;
     const char *data = RM_StringPtrLen(argv[3], &len);
-    if (RM_StringToLongLong(argv[2], &iterator) != RM_OK || iterator <= 0 ||
-        (uint64_t)iterator - 1 < len)
-        return RM_ReplyWithError(ctx, "ERR invalid iterator");
+    if (RM_StringToLongLong(argv[2], &iterator) != RM_OK)
+        return RM_ReplyWithError(ctx, "ERR Second argument must be numeric");
+    if (iterator <= 0 || (uint64_t)iterator - 1 < len)
+        return RM_ReplyWithError(ctx, "ERR received bad data");
     uint64_t start = (uint64_t)iterator - 1 - len;
     sk_bloom *f;
     RedisModuleKey *key;
     if (open_filter(ctx, argv[1], RM_READ | RM_WRITE, &key, &f) != RM_OK)
         return RM_OK;
-    int rc;
-    if (start == 0) {
-        /* The header: a new, empty filter of its shape, on an empty key only,
-         * so that no chunk can drop a filter that holds items. */
-        if (f != NULL) {
-            RM_CloseKey(key);
-            return RM_ReplyWithError(ctx, "ERR item exists");
-        }
-        sk_bloom *restored;
-        size_t header_len;
-        uint64_t limit = key_limit(ctx);
-        rc = sk_bloom_restore_begin(&restored, data, len, &header_len, &module_allocator, limit);
-        if (rc == SK_EBUDGET) {
-            RM_CloseKey(key);
-            char message[160];
-            snprintf(message, sizeof message,
-                     "ERR the filter would take more than the module's MAX-KEY-MEMORY of %llu "
-                     "bytes", (unsigned long long)limit);
-            return RM_ReplyWithError(ctx, message);
-        }
-        if (rc == SK_OK && header_len != len) {
-            sk_bloom_free(restored);
-            rc = SK_ECORRUPT;
-        }
-        if (rc == SK_OK) {
-            sk_bloom_set_max_memory(restored, module_config.max_key_memory);
-            RM_ModuleTypeSetValue(key, bloom_type, restored);
-        }
-    } else if (f == NULL) {
-        RM_CloseKey(key);
-        return RM_ReplyWithError(ctx, "ERR not found");
-    } else {
-        rc = sk_bloom_restore_chunk(f, start, data, len);
-        if (rc == SK_EINCOMPAT) {
-            RM_CloseKey(key);
-            return RM_ReplyWithError(ctx, "ERR the filter is complete: a restore starts with "
-                                          "its header on an empty key");
-        }
-        if (rc == SK_OK && start + len == sk_bloom_dump_size(f) &&
-            sk_bloom_restore_finish(f) != SK_OK) {
-            /* Replicated as it came, so that replicas and the AOF, which
-             * had every earlier chunk, drop the filter too. */
-            RM_DeleteKey(key);
-            RM_CloseKey(key);
-            RM_ReplicateVerbatim(ctx);
-            return RM_ReplyWithError(ctx, "ERR received bad data: checksum mismatch");
-        }
+    const char *refused = start == 0 && f != NULL ? "ERR item exists"
+                          : start != 0 && f == NULL ? "ERR not found"
+                                                    : NULL;
+    int rc = RM_ERR;
+    if (refused != NULL)
+        RM_ReplyWithError(ctx, refused);
+    else if (start == 0)
+        rc = load_header(ctx, key, data, len);
+    else
+        rc = load_chunk(ctx, key, f, start, data, len);
+    if (rc == RM_OK) {
+        RM_NotifyKeyspaceEvent(ctx, RM_NOTIFY_GENERIC, "bf.loadchunk", argv[1]);
+        RM_ReplicateVerbatim(ctx);
+        RM_ReplyWithSimpleString(ctx, "OK");
     }
-    if (rc != SK_OK) {
-        RM_CloseKey(key);
-        return RM_ReplyWithError(ctx, "ERR received bad data");
-    }
-    RM_ReplicateVerbatim(ctx);
     RM_CloseKey(key);
-    return RM_ReplyWithSimpleString(ctx, "OK");
-}
-
-/* ---- the data type ------------------------------------------------------- */
-
-/* Calls fn for the dump of f in order: the header in one piece, then the
- * arrays in pieces of at most SAVE_PIECE, each read into one buffer on the
- * stack, so that saving a filter takes no memory (a header larger than the
- * buffer, of more than a thousand layers, takes its own); -1 if that memory
- * could not be had. `end` is the dump offset where the piece ends. */
-typedef void (*piece_fn)(void *arg, const char *bytes, size_t len, uint64_t end);
-
-static int walk_dump(const sk_bloom *f, piece_fn fn, void *arg)
-{
-    char stack[SAVE_PIECE];
-    size_t header = sk_bloom_dump_header_size(f);
-    char *head = header <= sizeof stack ? stack : RM_TryAlloc(header);
-    if (head == NULL)
-        return -1;
-    sk_bloom_dump_read(f, 0, head, header);
-    fn(arg, head, header, header);
-    if (head != stack)
-        RM_Free(head);
-    uint64_t size = sk_bloom_dump_size(f);
-    for (uint64_t at = header; at < size;) {
-        size_t len = size - at < sizeof stack ? (size_t)(size - at) : sizeof stack;
-        sk_bloom_dump_read(f, at, stack, len);
-        at += len;
-        fn(arg, stack, len, at);
-    }
-    return 0;
-}
-
-struct rdb_walk {
-    RedisModuleIO *io;
-    const sk_bloom *f;
-};
-
-/* RDB: the header, the number of pieces, the pieces. */
-static void save_piece(void *arg, const char *bytes, size_t len, uint64_t end)
-{
-    struct rdb_walk *w = arg;
-    RM_SaveStringBuffer(w->io, bytes, len);
-    if (end == sk_bloom_dump_header_size(w->f)) {
-        uint64_t rest = sk_bloom_dump_size(w->f) - end;
-        RM_SaveUnsigned(w->io, (rest + SAVE_PIECE - 1) / SAVE_PIECE);
-    }
-}
-
-static void bloom_rdb_save(RedisModuleIO *io, void *value)
-{
-    struct rdb_walk w = {io, value};
-    if (walk_dump(value, save_piece, &w) != 0)
-        RM_LogIOError(io, "warning", "sketch: out of memory saving the header of a Bloom "
-                                     "filter of more than a thousand layers");
-}
-
-static void *bloom_rdb_load(RedisModuleIO *io, int encver)
-{
-    if (encver != 0)
-        return NULL;
-    size_t len;
-    char *header = RM_LoadStringBuffer(io, &len);
-    if (header == NULL || RM_IsIOError(io))
-        return NULL;
-    sk_bloom *f;
-    size_t header_len;
-    /* RESTORE from a client gets the key's limit; an RDB being loaded, or a
-     * replica given a key by its primary, none (docs/limits.md). */
-    int flags = RM_GetContextFlags(RM_GetContextFromIO(io));
-    uint64_t limit = flags & (RM_CTX_FLAGS_LOADING | RM_CTX_FLAGS_SLAVE)
-                         ? 0
-                         : module_config.max_key_memory;
-    int rc = sk_bloom_restore_begin(&f, header, len, &header_len, &module_allocator, limit);
-    RM_Free(header);
-    if (rc != SK_OK || header_len != len) {
-        if (rc == SK_OK)
-            sk_bloom_free(f);
-        RM_LogIOError(io, "warning", "sketch: bad Bloom filter header");
-        return NULL;
-    }
-    uint64_t pieces = RM_LoadUnsigned(io), at = header_len;
-    for (uint64_t i = 0; i < pieces && !RM_IsIOError(io); i++) {
-        char *piece = RM_LoadStringBuffer(io, &len);
-        if (piece == NULL) {
-            rc = SK_ETRUNCATED;
-            break;
-        }
-        rc = sk_bloom_restore_chunk(f, at, piece, len);
-        RM_Free(piece);
-        if (rc != SK_OK)
-            break;
-        at += len;
-    }
-    if (rc == SK_OK && (RM_IsIOError(io) || at != sk_bloom_dump_size(f)))
-        rc = SK_ETRUNCATED;
-    if (rc == SK_OK)
-        rc = sk_bloom_restore_finish(f);
-    if (rc != SK_OK) {
-        RM_LogIOError(io, "warning", "sketch: bad Bloom filter data: %s", sk_strerror(rc));
-        sk_bloom_free(f);
-        return NULL;
-    }
-    /* A loaded filter keeps what it holds, even past the limit, and grows
-     * within it like any other (docs/limits.md). */
-    sk_bloom_set_max_memory(f, module_config.max_key_memory);
-    return f;
-}
-
-struct aof_walk {
-    RedisModuleIO *io;
-    RedisModuleString *key;
-};
-
-static void emit_piece(void *arg, const char *bytes, size_t len, uint64_t end)
-{
-    struct aof_walk *w = arg;
-    RM_EmitAOF(w->io, "BF.LOADCHUNK", "slb", w->key, (long long)(end + 1), bytes, len);
-}
-
-static void bloom_aof_rewrite(RedisModuleIO *io, RedisModuleString *key, void *value)
-{
-    struct aof_walk w = {io, key};
-    if (walk_dump(value, emit_piece, &w) != 0)
-        RM_LogIOError(io, "warning", "sketch: out of memory rewriting a Bloom filter");
-}
-
-static void digest_piece(void *arg, const char *bytes, size_t len, uint64_t end)
-{
-    (void)end;
-    RM_DigestAddStringBuffer(arg, bytes, len);
-}
-
-/* DEBUG DIGEST-VALUE: the dump, so that two servers agree exactly when
- * their filters are the same. */
-static void bloom_digest(RedisModuleDigest *md, void *value)
-{
-    walk_dump(value, digest_piece, md);
-    RM_DigestEndSequence(md);
-}
-
-/* Freed in the background past a few layers (Redis's lazy free). */
-static size_t bloom_free_effort(RedisModuleString *key, const void *value)
-{
-    (void)key;
-    sk_bloom_info info;
-    sk_bloom_get_info(value, &info);
-    return info.layers;
-}
-
-static size_t bloom_mem_usage(const void *value)
-{
-    sk_bloom_info info;
-    sk_bloom_get_info(value, &info);
-    return info.memory;
-}
-
-static void bloom_free(void *value)
-{
-    sk_bloom_free(value);
-}
-
-static void *bloom_copy(RedisModuleString *from, RedisModuleString *to, const void *value)
-{
-    (void)from;
-    (void)to;
-    sk_bloom *copy;
-    return sk_bloom_copy(&copy, value) == SK_OK ? copy : NULL;
+    return RM_OK;
 }
 
 int bloom_register(RedisModuleCtx *ctx)
 {
-    static RedisModuleTypeMethods methods = {
-        .version = RM_TYPE_METHOD_VERSION,
-        .rdb_load = bloom_rdb_load,
-        .rdb_save = bloom_rdb_save,
-        .aof_rewrite = bloom_aof_rewrite,
-        .mem_usage = bloom_mem_usage,
-        .digest = bloom_digest,
-        .free = bloom_free,
-        .free_effort = bloom_free_effort,
-        .copy = bloom_copy,
-    };
-    bloom_type = RM_CreateDataType(ctx, "sketch-bf", 0, &methods);
-    if (bloom_type == NULL)
+    if (bloom_type_create(ctx) != RM_OK)
         return RM_ERR;
     static const struct {
         const char *name;
@@ -749,6 +685,7 @@ int bloom_register(RedisModuleCtx *ctx)
         {"BF.MEXISTS", cmd_mexists, "readonly fast"},
         {"BF.CARD", cmd_card, "readonly fast"},
         {"BF.INFO", cmd_info, "readonly fast"},
+        {"BF.DEBUG", cmd_debug, "readonly"},
         {"BF.SCANDUMP", cmd_scandump, "readonly"},
         {"BF.LOADCHUNK", cmd_loadchunk, "write deny-oom"},
     };

@@ -1,8 +1,7 @@
 /*
  * common.h: what the command files of sketch.so share: the module's
- * settings and the small helpers for arguments and replies. module.c reads
- * the settings from the load arguments; bf_commands.c and hll_commands.c
- * use them. This file calls none of them.
+ * settings (config.h), its allocator, the key limit and the small helpers
+ * for arguments and replies. This file calls none of the command files.
  */
 #ifndef SKETCH_MODULE_COMMON_H
 #define SKETCH_MODULE_COMMON_H
@@ -10,16 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config.h"
 #include "rm_api.h"
 #include "sketch.h"
-
-/* Settings, from the module's load arguments. */
-struct module_config {
-    /* The largest filter or sketch one key may hold, in bytes; creating or
-     * growing past it is refused with an error. */
-    uint64_t max_key_memory;
-};
-extern struct module_config module_config;
 
 /* Redis's allocator, for every byte a filter or sketch holds, so that
  * used_memory, MEMORY USAGE and maxmemory see it; no huge-page advice,
@@ -33,10 +25,6 @@ extern const sk_allocator module_allocator;
  * replays (the AOF, an RDB, the replication stream from a primary), which
  * must rebuild every key it held. */
 uint64_t key_limit(RedisModuleCtx *ctx);
-
-/* Reads the load arguments into module_config: RM_OK, or RM_ERR after
- * logging what is wrong. */
-int config_load(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 
 /* Replies "ERR <reason>" for a library status code. */
 int reply_status(RedisModuleCtx *ctx, int status);

@@ -2,18 +2,23 @@
  * module.c: sketch.so, Bloom filters and HyperLogLog for Redis.
  *
  *     redis-server --loadmodule /path/to/sketch.so [MAX-KEY-MEMORY <size>]
+ *                  [ERROR_RATE <rate>] [INITIAL_SIZE <n>] [EXPANSION <n>]
  *
  * MAX-KEY-MEMORY (default 1gb; a number with an optional kb, mb or gb) is the
  * most memory one key's filter or sketch may take: BF.RESERVE of an absurd
  * capacity, or a scaling filter that would grow past it, gets an error
- * instead of exhausting the server.
+ * instead of exhausting the server. The settings, RedisBloom's names among
+ * them, are in config.c, and CONFIG SET changes them at run time.
  *
  * The commands are in bf_commands.c (BF.*, compatible with RedisBloom) and
- * hll_commands.c (HLL.*), the settings in common.c. Both kinds keep their
- * values in types of their own, saved in RDB and AOF, copied by DUMP/RESTORE
- * and MIGRATE, and replicated verbatim.
+ * hll_commands.c (HLL.*), their descriptions in command_docs.c. Both kinds
+ * keep their values in types of their own (bf_type.c for filters), saved in
+ * RDB and AOF, copied by DUMP/RESTORE and MIGRATE, and replicated
+ * verbatim.
  */
+#include "command_docs.h"
 #include "common.h"
+#include "config.h"
 #include "module.h"
 
 #define MODULE_NAME "sketch"
@@ -30,7 +35,8 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     RM_SetModuleOptions(ctx, RM_OPTIONS_HANDLE_IO_ERRORS);
     if (config_load(ctx, argv, argc) != RM_OK)
         return RM_ERR;
-    if (bloom_register(ctx) != RM_OK || hll_register(ctx) != RM_OK)
+    if (config_register(ctx) != RM_OK || bloom_register(ctx) != RM_OK ||
+        hll_register(ctx) != RM_OK || commands_describe(ctx) != RM_OK)
         return RM_ERR;
     return RM_OK;
 }

@@ -8,7 +8,6 @@
 
 #include "rm_api.h"
 
-extern RedisModuleType *bloom_type;
 extern RedisModuleType *hll_type;
 
 /* Registers the BF.* commands and the Bloom type; RM_ERR on failure. */

@@ -33,10 +33,19 @@
  * stopping the server, so a corrupt RESTORE payload is refused. */
 #define RM_OPTIONS_HANDLE_IO_ERRORS 1
 /* GetContextFlags: the server is a replica; the command came over the
- * replication link; the server is loading an RDB or replaying the AOF. */
+ * replication link; the server is loading an RDB or replaying the AOF; the
+ * client speaks RESP3. */
 #define RM_CTX_FLAGS_SLAVE (1 << 3)
 #define RM_CTX_FLAGS_REPLICATED (1 << 12)
 #define RM_CTX_FLAGS_LOADING (1 << 13)
+#define RM_CTX_FLAGS_RESP3 (1 << 22)
+/* NotifyKeyspaceEvent: the class of events that commands of module types
+ * emit, enabled by "g" (generic) in notify-keyspace-events. */
+#define RM_NOTIFY_GENERIC (1 << 2)
+/* Register*Config flags: the value may be written as a memory size
+ * ("512mb"). */
+#define RM_CONFIG_DEFAULT 0
+#define RM_CONFIG_MEMORY (1u << 7)
 
 #define RM_WRONGTYPE "WRONGTYPE Operation against a key holding the wrong kind of value"
 
@@ -48,7 +57,109 @@ typedef struct RedisModuleType RedisModuleType;
 typedef struct RedisModuleDigest RedisModuleDigest;
 typedef struct RedisModuleDefragCtx RedisModuleDefragCtx;
 
+typedef struct RedisModuleCommand RedisModuleCommand;
+
 typedef int (*RedisModuleCmdFunc)(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+typedef long long (*RedisModuleConfigGetNumericFunc)(const char *name, void *privdata);
+typedef int (*RedisModuleConfigSetNumericFunc)(const char *name, long long val, void *privdata,
+                                               RedisModuleString **err);
+typedef RedisModuleString *(*RedisModuleConfigGetStringFunc)(const char *name, void *privdata);
+typedef int (*RedisModuleConfigSetStringFunc)(const char *name, RedisModuleString *val,
+                                              void *privdata, RedisModuleString **err);
+typedef int (*RedisModuleConfigApplyFunc)(RedisModuleCtx *ctx, void *privdata,
+                                          RedisModuleString **err);
+
+/* SetCommandInfo's tables (COMMAND DOCS, key specs for ACL and cluster).
+ * The version record tells the server the size of each element, so a
+ * server that knows fewer fields steps over the arrays correctly. */
+enum rm_arg_type {
+    RM_ARG_STRING,
+    RM_ARG_INTEGER,
+    RM_ARG_DOUBLE,
+    RM_ARG_KEY,
+    RM_ARG_PATTERN,
+    RM_ARG_UNIX_TIME,
+    RM_ARG_PURE_TOKEN,
+    RM_ARG_ONEOF,
+    RM_ARG_BLOCK
+};
+#define RM_ARG_OPTIONAL (1 << 0)
+#define RM_ARG_MULTIPLE (1 << 1)
+
+enum rm_begin_search { RM_BS_INVALID, RM_BS_UNKNOWN, RM_BS_INDEX, RM_BS_KEYWORD };
+enum rm_find_keys { RM_FK_OMITTED, RM_FK_UNKNOWN, RM_FK_RANGE, RM_FK_KEYNUM };
+
+#define RM_KEY_RO (1ULL << 0)
+#define RM_KEY_RW (1ULL << 1)
+#define RM_KEY_OW (1ULL << 2)
+#define RM_KEY_ACCESS (1ULL << 4)
+#define RM_KEY_UPDATE (1ULL << 5)
+#define RM_KEY_INSERT (1ULL << 6)
+
+typedef struct RedisModuleCommandArg {
+    const char *name;
+    enum rm_arg_type type;
+    int key_spec_index;
+    const char *token;
+    const char *summary;
+    const char *since;
+    int flags;
+    const char *deprecated_since;
+    struct RedisModuleCommandArg *subargs;
+    const char *display_text;
+} RedisModuleCommandArg;
+
+typedef struct {
+    const char *since;
+    const char *changes;
+} RedisModuleCommandHistoryEntry;
+
+typedef struct {
+    const char *notes;
+    uint64_t flags;
+    enum rm_begin_search begin_search_type;
+    union {
+        struct {
+            int pos;
+        } index;
+        struct {
+            const char *keyword;
+            int startfrom;
+        } keyword;
+    } bs;
+    enum rm_find_keys find_keys_type;
+    union {
+        struct {
+            int lastkey;
+            int keystep;
+            int limit;
+        } range;
+        struct {
+            int keynumidx;
+            int firstkey;
+            int keystep;
+        } keynum;
+    } fk;
+} RedisModuleCommandKeySpec;
+
+typedef struct {
+    int version;
+    size_t sizeof_historyentry;
+    size_t sizeof_keyspec;
+    size_t sizeof_arg;
+} RedisModuleCommandInfoVersion;
+
+typedef struct {
+    const RedisModuleCommandInfoVersion *version;
+    const char *summary;
+    const char *complexity;
+    const char *since;
+    RedisModuleCommandHistoryEntry *history;
+    const char *tips;
+    int arity;
+    RedisModuleCommandKeySpec *key_specs;
+    RedisModuleCommandArg *args;
+} RedisModuleCommandInfo;
 
 typedef struct RedisModuleTypeMethods {
     uint64_t version;
@@ -113,13 +224,38 @@ typedef struct RedisModuleTypeMethods {
     X(int, GetContextFlags, (RedisModuleCtx * ctx))                                         \
     X(RedisModuleCtx *, GetContextFromIO, (RedisModuleIO * io))                             \
     X(void, DigestAddStringBuffer, (RedisModuleDigest * md, const char *ele, size_t len))   \
-    X(void, DigestEndSequence, (RedisModuleDigest * md))
+    X(void, DigestEndSequence, (RedisModuleDigest * md))                                   \
+    X(int, ReplyWithBool, (RedisModuleCtx * ctx, int b))                                    \
+    X(int, ReplyWithMap, (RedisModuleCtx * ctx, long len))                                  \
+    X(int, NotifyKeyspaceEvent,                                                             \
+      (RedisModuleCtx * ctx, int type, const char *event, RedisModuleString *key))          \
+    X(RedisModuleString *, CreateStringPrintf, (RedisModuleCtx * ctx, const char *fmt, ...)) \
+    X(int, RegisterNumericConfig,                                                           \
+      (RedisModuleCtx * ctx, const char *name, long long default_val, unsigned int flags,   \
+       long long min, long long max, RedisModuleConfigGetNumericFunc getfn,                 \
+       RedisModuleConfigSetNumericFunc setfn, RedisModuleConfigApplyFunc applyfn,           \
+       void *privdata))                                                                     \
+    X(int, RegisterStringConfig,                                                            \
+      (RedisModuleCtx * ctx, const char *name, const char *default_val, unsigned int flags, \
+       RedisModuleConfigGetStringFunc getfn, RedisModuleConfigSetStringFunc setfn,          \
+       RedisModuleConfigApplyFunc applyfn, void *privdata))                                 \
+    X(int, LoadConfigs, (RedisModuleCtx * ctx))                                             \
+    X(RedisModuleCommand *, GetCommand, (RedisModuleCtx * ctx, const char *name))           \
+    X(int, SetCommandInfo, (RedisModuleCommand * command, const RedisModuleCommandInfo *info))
+
+/* Functions of newer servers (Redis 7.2+, Valkey 7.2+): bound when the server
+ * has them, NULL otherwise. */
+#define RM_API_OPTIONAL(X)                                                                  \
+    X(int, AddACLCategory, (RedisModuleCtx * ctx, const char *name))                        \
+    X(int, SetCommandACLCategories, (RedisModuleCommand * command, const char *categories))
 
 #define RM_DECLARE(ret, name, params) extern ret(*RM_##name) params;
 RM_API_FUNCTIONS(RM_DECLARE)
+RM_API_OPTIONAL(RM_DECLARE)
 #undef RM_DECLARE
 
-/* Looks up every function; RM_ERR if the server lacks one. */
+/* Looks up every function; RM_ERR if the server lacks one of
+ * RM_API_FUNCTIONS. */
 int rm_bind(RedisModuleCtx *ctx);
 
 #endif

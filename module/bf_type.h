@@ -1,0 +1,23 @@
+/*
+ * bf_type.h: the Bloom filter type of sketch.so (bf_type.c), which the BF.*
+ * commands (bf_commands.c) store in keys.
+ */
+#ifndef SKETCH_MODULE_BF_TYPE_H
+#define SKETCH_MODULE_BF_TYPE_H
+
+#include "rm_api.h"
+#include "sketch.h"
+
+extern RedisModuleType *bloom_type;
+
+/* Opens key for a command: RM_OK with *filter its filter, or NULL if the
+ * key is empty (then *key may be NULL: Redis 7.0 gives no handle for a
+ * missing key opened to read, and CloseKey and KeyType accept NULL).
+ * Replies WRONGTYPE and returns RM_ERR for a key of another type. */
+int open_filter(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisModuleKey **key,
+                sk_bloom **filter);
+
+/* Creates the type with its persistence methods; RM_ERR on failure. */
+int bloom_type_create(RedisModuleCtx *ctx);
+
+#endif

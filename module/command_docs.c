@@ -1,0 +1,228 @@
+/*
+ * command_docs.c: what the server tells clients and operators about each
+ * command of sketch.so: COMMAND DOCS (summary, complexity, arguments, the
+ * module version it came in), the key specs that ACL key patterns and
+ * Redis Cluster read, and the ACL categories.
+ *
+ * ACL categories need Redis 7.2 or Valkey 7.2 (AddACLCategory and
+ * SetCommandACLCategories): there the BF.* commands are in @bloom, the
+ * HLL.* ones in Redis's own @hyperloglog, and each in @read or @write, and
+ * in @fast if its flags say fast (@slow otherwise), as Redis's own commands
+ * are. Redis 7.0 has neither call, puts module
+ * commands in no category, and an operator names them one by one
+ * (docs/redis-module.md shows the ACL line).
+ */
+#include "command_docs.h"
+
+#include <stddef.h>
+
+#include "rm_api.h"
+
+static const RedisModuleCommandInfoVersion info_version = {
+    .version = 1,
+    .sizeof_historyentry = sizeof(RedisModuleCommandHistoryEntry),
+    .sizeof_keyspec = sizeof(RedisModuleCommandKeySpec),
+    .sizeof_arg = sizeof(RedisModuleCommandArg),
+};
+
+#define KEY(flag_bits)                                                                      \
+    {                                                                                       \
+        {                                                                                   \
+            .flags = (flag_bits), .begin_search_type = RM_BS_INDEX, .bs.index.pos = 1,      \
+            .find_keys_type = RM_FK_RANGE, .fk.range = {0, 1, 0},                           \
+        },                                                                                  \
+        {0}                                                                                 \
+    }
+/* Every key from the first argument to the last. */
+#define KEYS(flag_bits)                                                                     \
+    {                                                                                       \
+        {                                                                                   \
+            .flags = (flag_bits), .begin_search_type = RM_BS_INDEX, .bs.index.pos = 1,      \
+            .find_keys_type = RM_FK_RANGE, .fk.range = {-1, 1, 0},                          \
+        },                                                                                  \
+        {0}                                                                                 \
+    }
+
+#define ARG_KEY {.name = "key", .type = RM_ARG_KEY, .key_spec_index = 0}
+#define ARG(n, t) {.name = (n), .type = (t), .key_spec_index = -1}
+#define ARG_MANY(n, t) {.name = (n), .type = (t), .key_spec_index = -1, .flags = RM_ARG_MULTIPLE}
+#define TOKEN(n, tok)                                                                       \
+    {.name = (n), .type = RM_ARG_PURE_TOKEN, .key_spec_index = -1, .token = (tok),          \
+     .flags = RM_ARG_OPTIONAL}
+#define OPTION(n, tok, sub)                                                                 \
+    {.name = (n), .type = RM_ARG_BLOCK, .key_spec_index = -1, .token = (tok),               \
+     .flags = RM_ARG_OPTIONAL, .subargs = (sub)}
+
+/* ---- BF.* ------------------------------------------------------------------- */
+
+static RedisModuleCommandKeySpec key_insert[2] = KEY(RM_KEY_RW | RM_KEY_ACCESS | RM_KEY_INSERT);
+static RedisModuleCommandKeySpec key_create[2] = KEY(RM_KEY_RW | RM_KEY_INSERT);
+static RedisModuleCommandKeySpec key_read[2] = KEY(RM_KEY_RO | RM_KEY_ACCESS);
+static RedisModuleCommandKeySpec key_meta[2] = KEY(RM_KEY_RO);
+static RedisModuleCommandKeySpec key_update[2] = KEY(RM_KEY_RW | RM_KEY_UPDATE);
+static RedisModuleCommandKeySpec keys_read[2] = KEYS(RM_KEY_RO | RM_KEY_ACCESS);
+
+static RedisModuleCommandArg expansion_value[] = {ARG("expansion", RM_ARG_INTEGER), {0}};
+static RedisModuleCommandArg capacity_value[] = {ARG("capacity", RM_ARG_INTEGER), {0}};
+static RedisModuleCommandArg error_value[] = {ARG("error", RM_ARG_DOUBLE), {0}};
+
+static RedisModuleCommandArg bf_reserve_args[] = {
+    ARG_KEY,
+    ARG("error_rate", RM_ARG_DOUBLE),
+    ARG("capacity", RM_ARG_INTEGER),
+    OPTION("expansion", "EXPANSION", expansion_value),
+    TOKEN("nonscaling", "NONSCALING"),
+    {0}};
+static RedisModuleCommandArg key_item_args[] = {ARG_KEY, ARG("item", RM_ARG_STRING), {0}};
+static RedisModuleCommandArg key_items_args[] = {ARG_KEY, ARG_MANY("item", RM_ARG_STRING), {0}};
+static RedisModuleCommandArg bf_insert_args[] = {
+    ARG_KEY,
+    OPTION("capacity", "CAPACITY", capacity_value),
+    OPTION("error", "ERROR", error_value),
+    OPTION("expansion", "EXPANSION", expansion_value),
+    TOKEN("nocreate", "NOCREATE"),
+    TOKEN("nonscaling", "NONSCALING"),
+    {.name = "items", .type = RM_ARG_PURE_TOKEN, .key_spec_index = -1, .token = "ITEMS"},
+    ARG_MANY("item", RM_ARG_STRING),
+    {0}};
+static RedisModuleCommandArg key_args[] = {ARG_KEY, {0}};
+static RedisModuleCommandArg info_fields[] = {
+    {.name = "capacity", .type = RM_ARG_PURE_TOKEN, .key_spec_index = -1, .token = "CAPACITY"},
+    {.name = "size", .type = RM_ARG_PURE_TOKEN, .key_spec_index = -1, .token = "SIZE"},
+    {.name = "filters", .type = RM_ARG_PURE_TOKEN, .key_spec_index = -1, .token = "FILTERS"},
+    {.name = "items", .type = RM_ARG_PURE_TOKEN, .key_spec_index = -1, .token = "ITEMS"},
+    {.name = "expansion", .type = RM_ARG_PURE_TOKEN, .key_spec_index = -1,
+     .token = "EXPANSION"},
+    {0}};
+static RedisModuleCommandArg bf_info_args[] = {
+    ARG_KEY,
+    {.name = "single_value", .type = RM_ARG_ONEOF, .key_spec_index = -1,
+     .flags = RM_ARG_OPTIONAL, .subargs = info_fields},
+    {0}};
+static RedisModuleCommandArg scandump_args[] = {ARG_KEY, ARG("iterator", RM_ARG_INTEGER), {0}};
+static RedisModuleCommandArg loadchunk_args[] = {
+    ARG_KEY, ARG("iterator", RM_ARG_INTEGER), ARG("data", RM_ARG_STRING), {0}};
+
+/* ---- HLL.* ------------------------------------------------------------------ */
+
+static RedisModuleCommandArg hll_reserve_args[] = {
+    ARG_KEY, ARG("precision", RM_ARG_INTEGER), {0}};
+static RedisModuleCommandArg hll_add_args[] = {
+    ARG_KEY,
+    {.name = "element", .type = RM_ARG_STRING, .key_spec_index = -1,
+     .flags = RM_ARG_OPTIONAL | RM_ARG_MULTIPLE},
+    {0}};
+static RedisModuleCommandArg keys_args[] = {
+    {.name = "key", .type = RM_ARG_KEY, .key_spec_index = 0, .flags = RM_ARG_MULTIPLE}, {0}};
+static RedisModuleCommandArg hll_merge_args[] = {
+    {.name = "destkey", .type = RM_ARG_KEY, .key_spec_index = 0},
+    {.name = "sourcekey", .type = RM_ARG_KEY, .key_spec_index = 1, .flags = RM_ARG_MULTIPLE},
+    {0}};
+static RedisModuleCommandArg hll_import_args[] = {ARG_KEY, ARG("value", RM_ARG_STRING), {0}};
+
+/* HLL.MERGE writes its first key and reads the rest. */
+static RedisModuleCommandKeySpec merge_keys[3] = {
+    {.flags = RM_KEY_RW | RM_KEY_ACCESS | RM_KEY_INSERT, .begin_search_type = RM_BS_INDEX,
+     .bs.index.pos = 1, .find_keys_type = RM_FK_RANGE, .fk.range = {0, 1, 0}},
+    {.flags = RM_KEY_RO | RM_KEY_ACCESS, .begin_search_type = RM_BS_INDEX, .bs.index.pos = 2,
+     .find_keys_type = RM_FK_RANGE, .fk.range = {-1, 1, 0}},
+    {0}};
+static RedisModuleCommandKeySpec key_overwrite[2] = KEY(RM_KEY_OW | RM_KEY_UPDATE);
+
+struct command_doc {
+    const char *name;
+    const char *summary;
+    const char *complexity;
+    const char *since;
+    int arity;
+    const char *categories; /* for servers with SetCommandACLCategories */
+    RedisModuleCommandKeySpec *keys;
+    RedisModuleCommandArg *args;
+};
+
+#define K_ITEMS "O(k * n), where k is the number of hashes of the newest layer and n the items"
+#define K_LOOKUP "O(k * l), where k is the number of hashes and l the number of layers"
+
+static const struct command_doc docs[] = {
+    {"bf.reserve", "Creates an empty Bloom filter", "O(1)", "0.1.0", -4, "write slow bloom",
+     key_create, bf_reserve_args},
+    {"bf.add", "Adds an item to a Bloom filter, creating the filter if it does not exist",
+     K_ITEMS, "0.1.0", 3, "write slow bloom", key_insert, key_item_args},
+    {"bf.madd", "Adds items to a Bloom filter, creating the filter if it does not exist",
+     K_ITEMS, "0.1.0", -3, "write slow bloom", key_insert, key_items_args},
+    {"bf.insert", "Adds items to a Bloom filter, creating it with the given options if needed",
+     K_ITEMS, "0.1.0", -4, "write slow bloom", key_insert, bf_insert_args},
+    {"bf.exists", "Tells whether an item may be in a Bloom filter", K_LOOKUP, "0.1.0", 3,
+     "read fast bloom", key_read, key_item_args},
+    {"bf.mexists", "Tells whether each of the items may be in a Bloom filter", K_LOOKUP,
+     "0.1.0", -3, "read fast bloom", key_read, key_items_args},
+    {"bf.card", "Returns the number of items added to a Bloom filter", "O(1)", "0.1.0", 2,
+     "read fast bloom", key_meta, key_args},
+    {"bf.info", "Returns the capacity, size, layers, items and expansion of a Bloom filter",
+     "O(1)", "0.1.0", -2, "read fast bloom", key_meta, bf_info_args},
+    {"bf.debug", "Returns the size, hashes, capacity, items and rate of each layer",
+     "O(l), where l is the number of layers", "0.2.0", 2, "read slow bloom", key_meta,
+     key_args},
+    {"bf.scandump", "Returns the next piece of a Bloom filter's dump",
+     "O(n), where n is the size of the piece", "0.1.0", 3, "read slow bloom", key_read,
+     scandump_args},
+    {"bf.loadchunk", "Restores a piece of a Bloom filter's dump that BF.SCANDUMP returned",
+     "O(n), where n is the size of the piece", "0.1.0", 4, "write slow bloom", key_update,
+     loadchunk_args},
+    {"hll.reserve", "Creates an empty HyperLogLog sketch of a given precision", "O(1)",
+     "0.1.0", 3, "write slow hyperloglog", key_create, hll_reserve_args},
+    {"hll.add", "Adds elements to a HyperLogLog sketch, creating it if it does not exist",
+     "O(1) for each element", "0.1.0", -2, "write fast hyperloglog", key_insert, hll_add_args},
+    {"hll.count", "Returns the estimated number of distinct elements of the union of sketches",
+     "O(m * k), where m is the number of registers and k the number of keys", "0.1.0", -2,
+     "read slow hyperloglog", keys_read, keys_args},
+    {"hll.estimate", "Returns the estimate of the union with its standard error and bounds",
+     "O(m * k), where m is the number of registers and k the number of keys", "0.1.0", -2,
+     "read slow hyperloglog", keys_read, keys_args},
+    {"hll.merge", "Merges sketches into the first key, keeping its kind",
+     "O(m * k), where m is the number of registers and k the number of keys", "0.1.0", -3,
+     "write slow hyperloglog", merge_keys, hll_merge_args},
+    {"hll.info", "Returns the precision, registers, encoding, count, error and memory",
+     "O(m), where m is the number of registers", "0.1.0", 2, "read slow hyperloglog", key_meta,
+     key_args},
+    {"hll.export", "Returns a sketch in the format of the library and the command",
+     "O(m), where m is the number of registers", "0.1.0", 2, "read slow hyperloglog", key_read,
+     key_args},
+    {"hll.import", "Stores a sketch of any format the library reads",
+     "O(m), where m is the number of registers", "0.1.0", 3, "write slow hyperloglog",
+     key_overwrite, hll_import_args},
+};
+
+int commands_describe(RedisModuleCtx *ctx)
+{
+    /* Redis's own @hyperloglog needs no adding; @bloom is new. */
+    if (RM_AddACLCategory != NULL && RM_SetCommandACLCategories != NULL &&
+        RM_AddACLCategory(ctx, "bloom") != RM_OK) {
+        RM_Log(ctx, "warning", "sketch: the server refused the ACL category bloom");
+        return RM_ERR;
+    }
+    for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) {
+        const struct command_doc *d = &docs[i];
+        RedisModuleCommand *command = RM_GetCommand(ctx, d->name);
+        RedisModuleCommandInfo info = {
+            .version = &info_version,
+            .summary = d->summary,
+            .complexity = d->complexity,
+            .since = d->since,
+            .arity = d->arity,
+            .key_specs = d->keys,
+            .args = d->args,
+        };
+        if (command == NULL || RM_SetCommandInfo(command, &info) != RM_OK) {
+            RM_Log(ctx, "warning", "sketch: the server refused the description of %s", d->name);
+            return RM_ERR;
+        }
+        if (RM_SetCommandACLCategories != NULL &&
+            RM_SetCommandACLCategories(command, d->categories) != RM_OK) {
+            RM_Log(ctx, "warning", "sketch: the server refused the ACL categories of %s",
+                   d->name);
+            return RM_ERR;
+        }
+    }
+    return RM_OK;
+}
