@@ -157,6 +157,7 @@ static int cmd_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     }
     RM_ModuleTypeSetValue(key, hll_type, h);
     RM_CloseKey(key);
+    RM_NotifyKeyspaceEvent(ctx, RM_NOTIFY_GENERIC, "hll.reserve", argv[1]);
     RM_ReplicateVerbatim(ctx);
     return RM_ReplyWithSimpleString(ctx, "OK");
 }
@@ -190,8 +191,10 @@ static int cmd_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         changed |= rc;
     }
     RM_CloseKey(key);
-    if (changed)
+    if (changed) {
+        RM_NotifyKeyspaceEvent(ctx, RM_NOTIFY_GENERIC, "hll.add", argv[1]);
         RM_ReplicateVerbatim(ctx);
+    }
     return RM_ReplyWithLongLong(ctx, changed);
 }
 
@@ -285,6 +288,7 @@ static int cmd_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         RM_ModuleTypeSetValue(key, hll_type, u);
     }
     RM_CloseKey(key);
+    RM_NotifyKeyspaceEvent(ctx, RM_NOTIFY_GENERIC, "hll.merge", argv[1]);
     RM_ReplicateVerbatim(ctx);
     return RM_ReplyWithSimpleString(ctx, "OK");
 }
@@ -302,7 +306,7 @@ static int cmd_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return RM_ReplyWithError(ctx, "ERR not found");
     sk_hll_estimate e;
     sk_hll_estimate_with_bounds(h, &e);
-    RM_ReplyWithArray(ctx, 12);
+    RM_ReplyWithMap(ctx, 6);
     RM_ReplyWithSimpleString(ctx, "Precision");
     RM_ReplyWithLongLong(ctx, sk_hll_precision(h));
     RM_ReplyWithSimpleString(ctx, "Registers");
@@ -371,6 +375,7 @@ static int cmd_import(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     RedisModuleKey *key = RM_OpenKey(ctx, argv[1], RM_READ | RM_WRITE);
     RM_ModuleTypeSetValue(key, hll_type, h);
     RM_CloseKey(key);
+    RM_NotifyKeyspaceEvent(ctx, RM_NOTIFY_GENERIC, "hll.import", argv[1]);
     RM_ReplicateVerbatim(ctx);
     return RM_ReplyWithSimpleString(ctx, "OK");
 }

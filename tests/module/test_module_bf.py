@@ -147,22 +147,32 @@ def test_insert_nocreate_missing_key(r):
 
 
 def test_insert_errors(r, raw):
+    """RedisBloom's texts for BF.INSERT, which carry no ERR prefix."""
     bad = [
-        (["CAPACITY", "0"], "bad capacity"),
-        (["CAPACITY", "-5"], "bad capacity"),
-        (["CAPACITY", "x"], "bad capacity"),
-        (["ERROR", "0"], "bad error rate"),
-        (["ERROR", "1"], "bad error rate"),
-        (["ERROR", "-1"], "bad error rate"),
-        (["ERROR", "x"], "bad error rate"),
-        (["EXPANSION", "0"], "bad expansion"),
-        (["EXPANSION", "x"], "bad expansion"),
+        (["CAPACITY", "0"], "Bad capacity"),
+        (["CAPACITY", "-5"], "Bad capacity"),
+        (["CAPACITY", "x"], "Bad capacity"),
+        (["ERROR", "0"], "Bad error rate"),
+        (["ERROR", "1"], "Bad error rate"),
+        (["ERROR", "-1"], "Bad error rate"),
+        (["ERROR", "x"], "Bad error rate"),
+        (["EXPANSION", "-1"], "Bad expansion"),
+        (["EXPANSION", "32769"], "Bad expansion"),
+        (["EXPANSION", "x"], "Bad expansion"),
+        (["NONSCALING", "EXPANSION", "2"], "Nonscaling filters cannot expand"),
+        (["DONTEXIST"], "Unknown argument received"),
     ]
     for opts, message in bad:
         with pytest.raises(ResponseError) as e:
             raw.execute_command("BF.INSERT", "k", *opts, "ITEMS", "a")
-        assert err(e).startswith(message), (opts, err(e))
+        assert err(e) == message, (opts, err(e))
         assert raw.exists("k") == 0
+    # EXPANSION 0 is a fixed filter, as is NONSCALING with it
+    assert raw.execute_command("BF.INSERT", "z", "EXPANSION", "0", "ITEMS", "a") == [1]
+    assert raw.execute_command("BF.INSERT", "z2", "NONSCALING", "EXPANSION", "0", "ITEMS",
+                               "a") == [1]
+    for key in ("z", "z2"):
+        assert raw.execute_command("BF.INFO", key, "EXPANSION") == [None]
     for args in (["BF.INSERT", "k", "ITEMS"], ["BF.INSERT", "k", "CAPACITY", "10"],
                  ["BF.INSERT", "k"], ["BF.INSERT"]):
         with pytest.raises(ResponseError):
@@ -170,19 +180,25 @@ def test_insert_errors(r, raw):
     assert raw.exists("k") == 0
 
 
-@pytest.mark.parametrize("rate", ["0", "1", "-1", "x", "1.5", "nan", ""])
-def test_reserve_bad_error_rate(r, rate):
+@pytest.mark.parametrize("rate,message", [
+    ("0", "error rate must be in the range (0.000000, 1.000000)"),
+    ("1", "error rate must be in the range (0.000000, 1.000000)"),
+    ("-1", "error rate must be in the range (0.000000, 1.000000)"),
+    ("1.5", "error rate must be in the range (0.000000, 1.000000)"),
+    ("x", "bad error rate"), ("nan", "bad error rate"), ("", "bad error rate")])
+def test_reserve_bad_error_rate(r, rate, message):
+    """RedisBloom's texts: a number out of (0, 1), or no number at all."""
     with pytest.raises(ResponseError) as e:
         r.execute_command("BF.RESERVE", "k", rate, "100")
-    assert err(e).startswith("bad error rate"), err(e)
+    assert err(e) == message
     assert r.exists("k") == 0
 
 
 def test_smallest_error_rate(r):
-    """1e-15 is the smallest rate accepted ("bad error rate: below 1e-15"
-    below it), for scaling filters as for fixed ones: a 100-item filter at
-    that rate is a few hundred bytes, not "18446744073709551615 bytes"."""
-    with pytest.raises(ResponseError, match="bad error rate"):
+    """1e-15 is the smallest rate accepted ("error rate must be at least
+    1e-15" below it), for scaling filters as for fixed ones: a 100-item filter
+    at that rate is a few hundred bytes, not "18446744073709551615 bytes"."""
+    with pytest.raises(ResponseError, match="error rate must be at least 1e-15"):
         r.execute_command("BF.RESERVE", "k", "1e-16", "100")
     assert r.execute_command("BF.RESERVE", "fixed", "1e-15", "100", "NONSCALING") == b"OK"
     for key, args in (("scaling", ["BF.RESERVE", "scaling", "1e-15", "100"]),
@@ -195,20 +211,50 @@ def test_smallest_error_rate(r):
         assert r.execute_command("BF.INFO", key, "SIZE")[0] < 10_000
 
 
-@pytest.mark.parametrize("capacity", ["0", "-5", "x", "1.5", ""])
-def test_reserve_bad_capacity(r, capacity):
+@pytest.mark.parametrize("capacity,message", [
+    ("0", "(capacity should be larger than 0)"), ("-5", "(capacity should be larger than 0)"),
+    ("x", "bad capacity"), ("1.5", "bad capacity"), ("", "bad capacity"),
+    (str(2 ** 64), "bad capacity")])
+def test_reserve_bad_capacity(r, capacity, message):
     with pytest.raises(ResponseError) as e:
         r.execute_command("BF.RESERVE", "k", "0.01", capacity)
-    assert err(e) == "bad capacity"
+    assert err(e) == message
     assert r.exists("k") == 0
 
 
-@pytest.mark.parametrize("expansion", ["0", "-1", "x", "1.5"])
-def test_reserve_bad_expansion(r, expansion):
+@pytest.mark.parametrize("expansion,message", [
+    ("-1", "expansion must be in the range [0, 32768]"),
+    ("32769", "expansion must be in the range [0, 32768]"),
+    ("x", "bad expansion"), ("1.5", "bad expansion")])
+def test_reserve_bad_expansion(r, expansion, message):
     with pytest.raises(ResponseError) as e:
         r.execute_command("BF.RESERVE", "k", "0.01", "100", "EXPANSION", expansion)
-    assert err(e) == "bad expansion"
+    assert err(e) == message
     assert r.exists("k") == 0
+
+
+def test_reserve_expansion_range(r):
+    """EXPANSION 0 makes a fixed filter (as NONSCALING does), 32768 is the
+    largest; NONSCALING with any other expansion is refused, and EXPANSION as
+    the last word has no value."""
+    assert r.execute_command("BF.RESERVE", "zero", "0.01", "10", "EXPANSION", "0") == b"OK"
+    assert r.execute_command("BF.INFO", "zero", "EXPANSION") == [None]
+    assert r.execute_command("BF.RESERVE", "both", "0.01", "10", "NONSCALING", "EXPANSION",
+                             "0") == b"OK"
+    assert r.execute_command("BF.INFO", "both", "EXPANSION") == [None]
+    assert r.execute_command("BF.RESERVE", "max", "0.01", "10", "EXPANSION", "32768") == b"OK"
+    assert r.execute_command("BF.INFO", "max", "EXPANSION") == [32768]
+    with pytest.raises(ResponseError) as e:
+        r.execute_command("BF.RESERVE", "k", "0.01", "10", "NONSCALING", "EXPANSION", "2")
+    assert err(e) == "Nonscaling filters cannot expand"
+    with pytest.raises(ResponseError) as e:
+        r.execute_command("BF.RESERVE", "k", "0.01", "10", "EXPANSION")
+    assert err(e) == "no expansion"
+    assert r.exists("k") == 0
+    for i in range(10):
+        r.execute_command("BF.ADD", "zero", "item%d" % i)
+    with pytest.raises(ResponseError, match="non scaling filter is full"):
+        r.execute_command("BF.ADD", "zero", "one-more")
 
 
 def test_reserve_existing_key(r):
@@ -296,11 +342,12 @@ def test_nonscaling_full(r):
     assert bf.add("n", its[0]) == 0
     assert bf.exists("n", its[0]) == 1
     assert bf.info("n").filterNum == 1
-    # in BF.MADD and BF.INSERT the error takes the item's place in the array
+    # in BF.MADD and BF.INSERT the array ends with the error of the first
+    # item refused, and the items after it are not tried
     reply = bf.madd("n", its[1], "new-one", "new-two")
     assert reply[0] == 0
     assert isinstance(reply[1], ResponseError) and str(reply[1]) == "non scaling filter is full"
-    assert len(reply) == 3 and isinstance(reply[2], ResponseError)
+    assert len(reply) == 2
     reply = bf.insert("n", ["another-new"])
     assert isinstance(reply[0], ResponseError)
 

@@ -28,14 +28,15 @@ JUNK_KEYS = [b"junk:bf", b"junk:hll", b"junk:str", b"junk:list", b"junk:pfstr", 
 
 
 def madd(c, key, items):
-    """BF.MADD: the items acknowledged (replied 0 or 1) and the first error
-    in the reply array, if any (a failing item gets an error in its place,
-    and so do the items after it)."""
+    """BF.MADD: the items acknowledged (replied 0 or 1) and the error that
+    stopped it, if any: the reply array ends with the error of the first item
+    that failed, and the items after it are not tried."""
     reply = c.execute_command("BF.MADD", key, *items)
-    assert len(reply) == len(items)
-    acked = [x for x, a in zip(items, reply) if a in (0, 1)]
     errors = [a for a in reply if isinstance(a, redis.exceptions.ResponseError)]
-    assert len(acked) + len(errors) == len(items)
+    assert len(errors) <= 1 and (not errors or isinstance(reply[-1], type(errors[0])))
+    assert len(reply) == len(items) or (errors and len(reply) < len(items))
+    acked = items[:len(reply) - len(errors)]
+    assert all(a in (0, 1) for a in reply[:len(acked)])
     return acked, (str(errors[0]) if errors else None)
 
 
@@ -102,7 +103,7 @@ def read_or_failing_command(rng, bf_keys, hll_keys):
         ["BF.SCANDUMP", bf], ["BF.SCANDUMP", bf, "-5"], ["BF.LOADCHUNK", bf, "x", "y"],
         ["BF.LOADCHUNK", bf, "0", "y"], ["BF.INSERT", bf, "CAPACITY", "0", "ITEMS", "a"],
         ["BF.INSERT", bf, "ITEMS"], ["BF.INSERT", bf, "ERROR", "2", "ITEMS", "a"],
-        ["BF.INSERT", bf, "EXPANSION", "0", "ITEMS", "a"], ["BF.INSERT", bf, "BOGUS"],
+        ["BF.INSERT", bf, "EXPANSION", "-1", "ITEMS", "a"], ["BF.INSERT", bf, "BOGUS"],
         ["BF.ADD", hll, "item"], ["BF.MADD", hll, "a", "b"], ["BF.INSERT", hll, "ITEMS", "a"],
         ["BF.LOADCHUNK", hll, "1", "x"], ["BF.RESERVE", hll, "0.01", "10"],
         ["HLL.ADD", bf, "a"], ["HLL.MERGE", bf, hll], ["HLL.MERGE", hll, bf],
