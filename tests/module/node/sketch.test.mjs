@@ -1,0 +1,285 @@
+// node-redis 6.3.1 (npm `redis`) against the Redis module sketch.so, unchanged,
+// in RESP3 (node-redis's default) and in RESP2 (client option RESP: 2).
+//
+// The server is started by ../test_module_node.py (conftest.py's `servers`),
+// which passes its port in SKETCH_NODE_PORT (host: SKETCH_NODE_HOST, default
+// 127.0.0.1). Every expected value is what node-redis 6.3.1 gives for
+// RedisBloom's replies: its bloom helpers (node_modules/@redis/bloom) turn
+// RESP2's 1/0 into booleans (transformBooleanReply: `reply === 1`) and leave
+// RESP3's replies as they are; BF.INFO keeps the server's field names (an
+// object from RESP3's map, and transformInfoV2Reply's object from RESP2's flat
+// array). Errors inside an array reply are ErrorReply (SimpleError) elements,
+// not rejections.
+import { after, before, beforeEach, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+
+import { createClient, ErrorReply, RESP_TYPES } from 'redis';
+
+const HOST = process.env.SKETCH_NODE_HOST || '127.0.0.1';
+const PORT = Number(process.env.SKETCH_NODE_PORT);
+if (!Number.isInteger(PORT) || PORT <= 0) {
+  throw new Error('SKETCH_NODE_PORT must be the port of a redis-server with sketch.so loaded '
+                  + '(run tests/module/test_module_node.py)');
+}
+
+const FULL = 'ERR non scaling filter is full';
+const WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value';
+const HLL_FIELDS = ['Precision', 'Registers', 'Encoding', 'Count', 'Standard error', 'Memory'];
+
+// Buffers for bulk strings (BF.SCANDUMP's binary chunks), node-redis 6's way:
+// a per-command type mapping (commandOptions() of node-redis 4 is gone).
+const BINARY = { [RESP_TYPES.BLOB_STRING]: Buffer };
+
+function assertReplyError(value, message) {
+  assert.ok(value instanceof ErrorReply,
+            `expected an ErrorReply "${message}", got ${typeof value} ${String(value)}`);
+  assert.equal(value.message, message);
+}
+
+const rejectsWith = (message) => (e) => {
+  assert.ok(e instanceof ErrorReply, `expected an ErrorReply, got ${e?.constructor?.name}: ${e}`);
+  assert.equal(e.message, message);
+  return true;
+};
+
+function items(prefix, n) {
+  return Array.from({ length: n }, (_, i) => `${prefix}:${i}`);
+}
+
+for (const RESP of [3, 2]) {
+  describe(`RESP${RESP}`, () => {
+    /** @type {import('redis').RedisClientType} */
+    let client;
+
+    before(async () => {
+      const options = {
+        socket: { host: HOST, port: PORT, connectTimeout: 10000, reconnectStrategy: false },
+      };
+      if (RESP === 2) options.RESP = 2;   // RESP3 is node-redis's default: nothing to set
+      client = createClient(options);
+      client.on('error', () => {});        // a failed command rejects its own promise
+      await client.connect();
+    });
+
+    after(async () => {
+      if (client?.isOpen) await client.close();
+    });
+
+    beforeEach(async () => {
+      await client.flushAll();
+    });
+
+    test('the connection speaks the protocol under test', async () => {
+      const info = await client.sendCommand(['CLIENT', 'INFO']);
+      assert.match(String(info), new RegExp(`\\bresp=${RESP}\\b`));
+    });
+
+    test('BF.ADD and BF.EXISTS: booleans from bf.*, raw true/false (RESP3) or 1/0 (RESP2)', async () => {
+      assert.equal(await client.bf.add('k', 'a'), true);
+      assert.equal(await client.bf.add('k', 'a'), false);
+      assert.equal(await client.bf.exists('k', 'a'), true);
+      assert.equal(await client.bf.exists('k', 'zz'), false);
+      assert.equal(await client.bf.exists('missing', 'a'), false);
+
+      const yes = RESP === 3 ? true : 1;
+      const no = RESP === 3 ? false : 0;
+      assert.equal(await client.sendCommand(['BF.ADD', 'k', 'b']), yes);
+      assert.equal(await client.sendCommand(['BF.ADD', 'k', 'b']), no);
+      assert.equal(await client.sendCommand(['BF.EXISTS', 'k', 'b']), yes);
+      assert.equal(await client.sendCommand(['BF.EXISTS', 'k', 'zz']), no);
+    });
+
+    test('BF.MADD, BF.MEXISTS, BF.INSERT: arrays of booleans', async () => {
+      assert.deepEqual(await client.bf.mAdd('k', ['a', 'b', 'a']), [true, true, false]);
+      assert.deepEqual(await client.bf.mExists('k', ['a', 'zz', 'b']), [true, false, true]);
+      assert.deepEqual(await client.bf.insert('k', ['c', 'a']), [true, false]);
+      assert.deepEqual(await client.bf.insert('new', ['x', 'y'], { CAPACITY: 1000, ERROR: 0.001 }),
+                       [true, true]);
+      assert.deepEqual(await client.bf.mExists('new', ['x', 'y', 'z']), [true, true, false]);
+
+      const yes = RESP === 3 ? true : 1;
+      const no = RESP === 3 ? false : 0;
+      assert.deepEqual(await client.sendCommand(['BF.MADD', 'k', 'd', 'a']), [yes, no]);
+      assert.deepEqual(await client.sendCommand(['BF.MEXISTS', 'k', 'd', 'zz']), [yes, no]);
+      assert.deepEqual(await client.sendCommand(['BF.INSERT', 'k', 'ITEMS', 'e', 'e']), [yes, no]);
+    });
+
+    test('BF.RESERVE, BF.INFO (an object of the five fields), BF.CARD (a number)', async () => {
+      assert.equal(await client.bf.reserve('k', 0.01, 1000), 'OK');
+      assert.deepEqual(await client.bf.mAdd('k', ['a', 'b', 'c']), [true, true, true]);
+      const info = await client.bf.info('k');
+      // The names RedisBloom sends: node-redis 6.3.1 does not rename them.
+      assert.deepEqual(Object.keys(info),
+                       ['Capacity', 'Size', 'Number of filters', 'Number of items inserted',
+                        'Expansion rate']);
+      assert.equal(info.Capacity, 1000);
+      assert.equal(typeof info.Size, 'number');
+      assert.ok(info.Size > 0, `Size ${info.Size}`);
+      assert.equal(info['Number of filters'], 1);
+      assert.equal(info['Number of items inserted'], 3);
+      assert.equal(info['Expansion rate'], 2);
+      assert.equal(await client.bf.card('k'), 3);
+      assert.equal(await client.bf.card('missing'), 0);
+
+      assert.equal(await client.bf.reserve('x4', 0.01, 10, { EXPANSION: 4 }), 'OK');
+      assert.equal((await client.bf.info('x4'))['Expansion rate'], 4);
+    });
+
+    test('BF.INFO of a NONSCALING filter: Expansion rate null', async () => {
+      assert.equal(await client.bf.reserve('nf', 0.01, 2, { NONSCALING: true }), 'OK');
+      assert.deepEqual({ ...(await client.bf.info('nf')), Size: 0 },
+                       { Capacity: 2, Size: 0, 'Number of filters': 1,
+                         'Number of items inserted': 0, 'Expansion rate': null });
+    });
+
+    test('BF.INFO of one field: a map of one (RESP3), an array of its value (RESP2)', async () => {
+      await client.bf.reserve('k', 0.01, 500);
+      assert.deepEqual(await client.sendCommand(['BF.INFO', 'k', 'CAPACITY']),
+                       RESP === 3 ? { Capacity: 500 } : [500]);
+      await client.bf.reserve('nf', 0.01, 2, { NONSCALING: true });
+      assert.deepEqual(await client.sendCommand(['BF.INFO', 'nf', 'EXPANSION']),
+                       RESP === 3 ? { 'Expansion rate': null } : [null]);
+    });
+
+    test('BF.MADD on a full NONSCALING filter: trimmed after the error (3 elements)', async () => {
+      assert.equal(await client.sendCommand(['BF.RESERVE', 'nf', '0.01', '2', 'NONSCALING']), 'OK');
+      const reply = await client.bf.mAdd('nf', ['a', 'b', 'c', 'd']);
+      assert.ok(Array.isArray(reply));
+      assert.equal(reply.length, 3, `the 4th item must not be tried: ${reply}`);
+      assert.deepEqual(reply.slice(0, 2), [true, true]);
+      if (RESP === 3) {
+        // no transform in RESP3: the server's error element itself
+        assertReplyError(reply[2], FULL);
+      } else {
+        // RESP2: @redis/bloom maps every element with `reply === 1`, so the
+        // error element becomes false (node-redis's behaviour, not the module's)
+        assert.equal(reply[2], false);
+      }
+      // What the server sent, seen without the bloom transform:
+      const raw = await client.sendCommand(['BF.MADD', 'nf', 'a', 'x', 'y']);
+      assert.equal(raw.length, 2, `the 3rd item must not be tried: ${raw}`);
+      assert.equal(raw[0], RESP === 3 ? false : 0);
+      assertReplyError(raw[1], FULL);
+      assert.equal(await client.bf.card('nf'), 2);
+      assert.deepEqual(await client.bf.mExists('nf', ['a', 'b']), [true, true]);
+    });
+
+    test('BF.INSERT on a full NONSCALING filter: trimmed after the error (3 elements)', async () => {
+      const reply = await client.bf.insert('nf', ['a', 'b', 'c', 'd'],
+                                           { CAPACITY: 2, ERROR: 0.01, NONSCALING: true });
+      assert.ok(Array.isArray(reply));
+      assert.equal(reply.length, 3, `the 4th item must not be tried: ${reply}`);
+      assert.deepEqual(reply.slice(0, 2), [true, true]);
+      if (RESP === 3) assertReplyError(reply[2], FULL);
+      else assert.equal(reply[2], false);
+      assert.equal((await client.bf.info('nf'))['Expansion rate'], null);
+
+      const raw = await client.sendCommand(['BF.INSERT', 'nf', 'ITEMS', 'b', 'x', 'y']);
+      assert.equal(raw.length, 2, `the 3rd item must not be tried: ${raw}`);
+      assert.equal(raw[0], RESP === 3 ? false : 0);
+      assertReplyError(raw[1], FULL);
+      assert.equal(await client.bf.card('nf'), 2);
+    });
+
+    test('BF.SCANDUMP / BF.LOADCHUNK: 1000 items round trip, chunks as Buffers', async () => {
+      const its = items('item', 1000);
+      const added = await client.bf.mAdd('src', its);   // the module's defaults: it scales
+      assert.equal(added.length, 1000);
+      assert.ok(added.every((x) => typeof x === 'boolean'));
+      const srcInfo = await client.bf.info('src');
+      assert.ok(srcInfo['Number of filters'] > 1, `layers ${srcInfo['Number of filters']}`);
+
+      const bin = client.withTypeMapping(BINARY);
+      const chunks = [];
+      let iterator = 0;
+      for (;;) {
+        const piece = await bin.bf.scanDump('src', iterator);
+        assert.deepEqual(Object.keys(piece), ['iterator', 'chunk']);
+        assert.equal(typeof piece.iterator, 'number');
+        assert.ok(Buffer.isBuffer(piece.chunk), `chunk is ${typeof piece.chunk}`);
+        if (piece.iterator === 0) {
+          assert.equal(piece.chunk.length, 0);
+          break;
+        }
+        assert.ok(piece.chunk.length > 0);
+        chunks.push(piece);
+        iterator = piece.iterator;
+        assert.ok(chunks.length < 10000, 'BF.SCANDUMP never ends');
+      }
+      assert.ok(chunks.length >= 2, `pieces: ${chunks.length}`);
+      // binary data that a UTF-8 string would not carry intact
+      assert.ok(chunks.some(({ chunk }) => !chunk.equals(Buffer.from(chunk.toString(), 'utf8'))));
+
+      for (const { iterator: it, chunk } of chunks) {
+        assert.equal(await client.bf.loadChunk('dst', it, chunk), 'OK');
+      }
+      assert.deepEqual(await client.bf.mExists('dst', its), new Array(1000).fill(true));
+      assert.deepEqual(await client.bf.info('dst'), srcInfo);
+      assert.equal(await client.bf.card('dst'), await client.bf.card('src'));
+      const [dump0, dump1] = await Promise.all([
+        bin.sendCommand(['BF.SCANDUMP', 'src', '0']), bin.sendCommand(['BF.SCANDUMP', 'dst', '0'])]);
+      assert.deepEqual(dump1, dump0);
+    });
+
+    test('HLL.ADD (integer 1/0), HLL.COUNT (integer)', async () => {
+      assert.equal(await client.sendCommand(['HLL.ADD', 'h', 'a', 'b', 'c']), 1);
+      assert.equal(await client.sendCommand(['HLL.ADD', 'h', 'a', 'b']), 0);
+      assert.equal(await client.sendCommand(['HLL.COUNT', 'h']), 3);
+      assert.equal(await client.sendCommand(['HLL.COUNT', 'missing']), 0);
+    });
+
+    test('HLL.INFO: a map (an object) in RESP3, a flat array in RESP2', async () => {
+      await client.sendCommand(['HLL.ADD', 'h', 'a', 'b']);
+      const reply = await client.sendCommand(['HLL.INFO', 'h']);
+      let fields;
+      if (RESP === 3) {
+        assert.ok(reply !== null && typeof reply === 'object' && !Array.isArray(reply),
+                  `HLL.INFO in RESP3 must be a map (a JS object), got ${JSON.stringify(reply)}`);
+        fields = reply;
+        assert.deepEqual(Object.keys(fields), HLL_FIELDS);
+        assert.equal(typeof fields['Standard error'], 'number');
+      } else {
+        assert.ok(Array.isArray(reply));
+        assert.equal(reply.length, 12);
+        assert.deepEqual(reply.filter((_, i) => i % 2 === 0), HLL_FIELDS);
+        fields = Object.fromEntries(HLL_FIELDS.map((name, i) => [name, reply[2 * i + 1]]));
+        assert.equal(typeof fields['Standard error'], 'string');  // a double as a bulk string
+      }
+      assert.equal(fields.Precision, 14);
+      assert.equal(fields.Registers, 16384);
+      assert.equal(fields.Encoding, 'sparse');
+      assert.equal(fields.Count, 2);
+      const stderr = Number(fields['Standard error']);
+      assert.ok(stderr > 0 && stderr < 1, `Standard error ${fields['Standard error']}`);
+      assert.equal(typeof fields.Memory, 'number');
+      assert.ok(fields.Memory > 0);
+    });
+
+    test('HLL.ESTIMATE: an array whose second element is a double', async () => {
+      await client.sendCommand(['HLL.ADD', 'h', ...items('e', 100)]);
+      const reply = await client.sendCommand(['HLL.ESTIMATE', 'h']);
+      assert.ok(Array.isArray(reply));
+      assert.equal(reply.length, 8);
+      assert.equal(reply[0], await client.sendCommand(['HLL.COUNT', 'h']));
+      if (RESP === 3) assert.equal(typeof reply[1], 'number');
+      else assert.equal(typeof reply[1], 'string');
+      const rel = Number(reply[1]);
+      assert.ok(Number.isFinite(rel) && rel > 0 && rel < 1, `relative error ${reply[1]}`);
+      for (const bound of reply.slice(2)) assert.ok(Number.isInteger(bound), `bound ${bound}`);
+      for (let k = 2; k < 8; k += 2) assert.ok(reply[k] <= reply[0] && reply[0] <= reply[k + 1]);
+    });
+
+    test('errors: WRONGTYPE on a string key, "ERR not found" for BF.INFO of a missing key', async () => {
+      assert.equal(await client.set('s', 'x'), 'OK');
+      await assert.rejects(client.bf.add('s', 'a'), rejectsWith(WRONGTYPE));
+      await assert.rejects(client.bf.mAdd('s', ['a']), rejectsWith(WRONGTYPE));
+      await assert.rejects(client.bf.exists('s', 'a'), rejectsWith(WRONGTYPE));
+      await assert.rejects(client.sendCommand(['BF.ADD', 's', 'a']), rejectsWith(WRONGTYPE));
+      await assert.rejects(client.bf.info('missing'), rejectsWith('ERR not found'));
+      await assert.rejects(client.sendCommand(['BF.INFO', 'missing']), rejectsWith('ERR not found'));
+      // the connection is still usable after the errors
+      assert.equal(await client.bf.add('k', 'a'), true);
+      assert.equal((await client.bf.info('k'))['Number of items inserted'], 1);
+    });
+  });
+}
