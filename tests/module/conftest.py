@@ -54,8 +54,10 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 _ROOT = os.path.normpath(os.path.join(_HERE, "..", ".."))
 MODULE = os.environ.get("SKETCH_MODULE") or os.path.join(_ROOT, "build", "module",
                                                            "sketch.so")
-REDIS_SERVER = "/usr/bin/redis-server"
-REDIS_CLI = "/usr/bin/redis-cli"
+# Debian's by default; SKETCH_REDIS_SERVER and SKETCH_REDIS_CLI run the suite
+# against another server by hand (Valkey's valkey-server and valkey-cli).
+REDIS_SERVER = os.environ.get("SKETCH_REDIS_SERVER", "/usr/bin/redis-server")
+REDIS_CLI = os.environ.get("SKETCH_REDIS_CLI", "/usr/bin/redis-cli")
 SERVER_PRELOAD = os.environ.get("SKETCH_SERVER_PRELOAD", "")
 SERVER_ASAN_OPTIONS = os.environ.get("SKETCH_SERVER_ASAN_OPTIONS")
 START_TIMEOUT = 20.0
