@@ -16,7 +16,7 @@ static const char *const command_names[] = {
     "BF.RESERVE", "BF.ADD", "BF.MADD", "BF.INSERT", "BF.EXISTS", "BF.MEXISTS",
     "BF.CARD", "BF.INFO", "BF.SCANDUMP", "BF.LOADCHUNK", "HLL.RESERVE", "HLL.ADD",
     "HLL.COUNT", "HLL.ESTIMATE", "HLL.MERGE", "HLL.INFO", "HLL.EXPORT", "HLL.IMPORT",
-    "SET", "DEL",
+    "SET", "DEL", "BF.DEBUG",
 };
 #define COMMANDS (sizeof command_names / sizeof command_names[0])
 

@@ -16,13 +16,15 @@ import pytest
 
 COMMANDS = ["BF.RESERVE", "BF.ADD", "BF.MADD", "BF.INSERT", "BF.EXISTS", "BF.MEXISTS",
             "BF.CARD", "BF.INFO", "BF.SCANDUMP", "BF.LOADCHUNK", "HLL.RESERVE", "HLL.ADD",
-            "HLL.COUNT", "HLL.ESTIMATE", "HLL.MERGE", "HLL.INFO", "HLL.EXPORT", "HLL.IMPORT"]
+            "HLL.COUNT", "HLL.ESTIMATE", "HLL.MERGE", "HLL.INFO", "HLL.EXPORT", "HLL.IMPORT",
+            "BF.DEBUG"]
 KEYWORDS = ["CAPACITY", "ERROR", "EXPANSION", "NOCREATE", "NONSCALING", "ITEMS", "SIZE",
             "FILTERS", "EXPANSION", "capacity", "items", "nonscaling"]
-NUMBERS = ["0", "1", "-1", "2", "4", "14", "18", "19", "3", "1024", "1025", "0.5", "0.01",
-           "1e-15", "1e-16", "0.999999", "1", "1e18", "100", "1000", "65536",
-           "9223372036854775807", "-9223372036854775808", "18446744073709551616",
-           "nan", "inf", "-inf", "1.5", "0x10", " 1", "1 ", "", "00000000001"]
+NUMBERS = ["0", "1", "-1", "2", "4", "14", "18", "19", "3", "1024", "1025", "32768",
+           "32769", "0.5", "0.01", "1e-15", "1e-16", "0.999999", "1", "1e18", "100",
+           "1000", "65536", "9223372036854775807", "-9223372036854775808",
+           "18446744073709551616", "nan", "inf", "-inf", "1.5", "0x10", " 1", "1 ", "",
+           "00000000001"]
 KEYS = ["bf", "bf2", "ns", "hll", "hll4", "pf", "str", "list", "missing", "new1", "new2"]
 TOTAL = 2000
 BATCH = 100

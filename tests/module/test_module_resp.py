@@ -101,6 +101,11 @@ def test_bf_replies(server, protocol):
 
         dump = c.call("BF.SCANDUMP", "k", "0")
         assert kinds(dump) == ("array", ["integer", "bulk"])
+        it, piece = dump.value[0].value, dump.value[1].value
+        while it != 0:
+            assert c.call("BF.LOADCHUNK", "copy", it, piece) == Reply("simple", "OK")
+            it, piece = plain(c.call("BF.SCANDUMP", "k", it))
+        assert plain(c.call("BF.EXISTS", "copy", "a")) == 1
         assert c.call("BF.SCANDUMP", "missing", "0") == Reply("error", "ERR not found")
         assert c.call("BF.INFO", "missing") == Reply("error", "ERR not found")
 
