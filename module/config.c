@@ -49,14 +49,23 @@ int config_rate_valid(double rate)
     return rate > 0 && rate < 1 && rate >= SK_BLOOM_MIN_FP_RATE;
 }
 
+/* Copies an argument into text as a C string; 0 if it is empty or does not
+ * fit, which no valid value does. */
+static int terminated(const char *s, size_t len, char *text, size_t size)
+{
+    if (len == 0 || len >= size)
+        return 0;
+    memcpy(text, s, len);
+    text[len] = '\0';
+    return 1;
+}
+
 /* Parses "123", "64mb", "1gb" into bytes; 0 on error. */
 static long long parse_size(const char *s, size_t len)
 {
     char text[32];
-    if (len == 0 || len >= sizeof text)
+    if (!terminated(s, len, text, sizeof text))
         return 0;
-    memcpy(text, s, len);
-    text[len] = '\0';
     char *end;
     errno = 0;
     unsigned long long value = strtoull(text, &end, 10);
@@ -79,10 +88,8 @@ static long long parse_size(const char *s, size_t len)
 static int parse_long(const char *s, size_t len, long long lo, long long hi, long long *out)
 {
     char text[32];
-    if (len == 0 || len >= sizeof text)
+    if (!terminated(s, len, text, sizeof text))
         return 0;
-    memcpy(text, s, len);
-    text[len] = '\0';
     char *end;
     errno = 0;
     long long value = strtoll(text, &end, 10);
@@ -96,10 +103,8 @@ static int parse_long(const char *s, size_t len, long long lo, long long hi, lon
 static int set_rate(const char *s, size_t len)
 {
     char text[MAX_RATE_TEXT];
-    if (len == 0 || len >= sizeof text)
+    if (!terminated(s, len, text, sizeof text))
         return 0;
-    memcpy(text, s, len);
-    text[len] = '\0';
     char *end;
     errno = 0;
     double rate = strtod(text, &end);
