@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,6 +24,7 @@
 #define RANGE_SIZE (32ull << 20)
 #endif
 
+/* Standard input, or a path checked now and opened when its turn comes. */
 struct input *inputs_open(char **paths, int count, int *opened)
 {
     static char *stdin_only[] = {"-"};
@@ -36,25 +38,28 @@ struct input *inputs_open(char **paths, int count, int *opened)
     for (int i = 0; i < count; i++) {
         struct input *in = &inputs[i];
         in->name = paths[i];
-        in->fd = strcmp(paths[i], "-") == 0 ? STDIN_FILENO
-                                            : open(paths[i], O_RDONLY | O_CLOEXEC);
-        if (in->fd < 0)
-            die("%s: %s", paths[i], strerror(errno));
+        in->fd = -1;
         struct stat st;
-        if (fstat(in->fd, &st) != 0)
+        if (strcmp(paths[i], "-") == 0) {
+            in->fd = STDIN_FILENO;
+            if (fstat(in->fd, &st) != 0)
+                die("-: %s", strerror(errno));
+        } else if (stat(paths[i], &st) != 0 || access(paths[i], R_OK) != 0) {
             die("%s: %s", paths[i], strerror(errno));
+        }
         if (S_ISDIR(st.st_mode))
             die("%s: is a directory", paths[i]);
-        in->seekable = S_ISREG(st.st_mode);
+        /* procfs and similar files say 0 bytes and hold more: they are
+         * read as streams, to their end. */
+        in->seekable = S_ISREG(st.st_mode) && st.st_size > 0;
         in->size = in->seekable ? (uint64_t)st.st_size : 0;
-        if (in->seekable) {
+        if (in->seekable && in->fd == STDIN_FILENO) {
             /* A redirected standard input may already have been partly read. */
             off_t at = lseek(in->fd, 0, SEEK_CUR);
             in->start = at > 0 && (uint64_t)at < in->size ? (uint64_t)at : 0;
             if (at > 0 && (uint64_t)at >= in->size)
                 in->start = in->size;
-            posix_fadvise(in->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-        } else {
+        } else if (!in->seekable) {
             /* A stream named twice ("- -") is read once: as with cat, the
              * second time finds it at its end. */
             for (int j = 0; j < i; j++)
@@ -69,12 +74,47 @@ struct input *inputs_open(char **paths, int count, int *opened)
     return inputs;
 }
 
+/* Opens a path for its turn; its size is what it is now. errno on failure. */
+static int input_start(struct input *in)
+{
+    if (in->fd >= 0 || in->skip)
+        return 0;
+    in->fd = open(in->name, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (in->fd < 0 || fstat(in->fd, &st) != 0)
+        return errno;
+    in->seekable = S_ISREG(st.st_mode) && st.st_size > 0;
+    in->size = in->seekable ? (uint64_t)st.st_size : 0;
+    if (in->seekable)
+        posix_fadvise(in->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    return 0;
+}
+
+static void input_end(struct input *in)
+{
+    if (in->fd >= 0 && in->fd != STDIN_FILENO)
+        close(in->fd);
+    in->fd = -1;
+}
+
 void inputs_close(struct input *inputs, int count)
 {
     for (int i = 0; i < count; i++)
-        if (inputs[i].fd != STDIN_FILENO)
-            close(inputs[i].fd);
+        input_end(&inputs[i]);
     free(inputs);
+}
+
+/* How many inputs are open at once: half the descriptors this process may
+ * have beyond a reserve for everything else, so that any number of FILEs
+ * can be read under any `ulimit -n`. */
+static int open_at_once(void)
+{
+    struct rlimit rl;
+    long limit = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+                     ? (long)rl.rlim_cur
+                     : 1024;
+    long n = (limit - 16) / 2;
+    return n < 1 ? 1 : n > 256 ? 256 : (int)n;
 }
 
 int cpu_count(void)
@@ -122,6 +162,10 @@ static int read_range(struct range *r, struct reader *rd, lines_fn fn, void *ctx
     struct input *in = r->input;
     uint64_t base = r->start; /* file offset of rd->buf[0] */
     size_t have = 0;
+    /* rd->buf[0..clean) holds no '\n' (a long line being gathered): each
+     * byte is searched once, so a line of any length costs linear time
+     * however small the reads that bring it. */
+    size_t clean = 0;
     int skipping = 0;
     if (r->start > in->start) {
         char before;
@@ -155,6 +199,7 @@ static int read_range(struct range *r, struct reader *rd, lines_fn fn, void *ctx
             if (nl == have) {
                 base += have;
                 have = 0;
+                clean = 0;
                 continue;
             }
             from = nl + 1;
@@ -163,20 +208,24 @@ static int read_range(struct range *r, struct reader *rd, lines_fn fn, void *ctx
         if (r->end != UINT64_MAX && base + from >= r->end)
             return 0; /* the next line starts in the next range */
         if (r->end != UINT64_MAX && base + have >= r->end) {
-            size_t nl = find_newline(rd->buf, (size_t)(r->end - 1 - base), have);
+            size_t at = (size_t)(r->end - 1 - base);
+            size_t nl = find_newline(rd->buf, at > clean ? at : clean, have);
             if (nl < have)
                 return fn(ctx, rd->buf + from, nl + 1 - from) != 0 ? ECANCELED : 0;
         }
-        const char *last_nl = memrchr(rd->buf + from, '\n', have - from);
+        size_t search = clean > from ? clean : from;
+        const char *last_nl = memrchr(rd->buf + search, '\n', have - search);
         if (last_nl != NULL) {
             size_t upto = (size_t)(last_nl - rd->buf) + 1;
             if (fn(ctx, rd->buf + from, upto - from) != 0)
                 return ECANCELED;
             from = upto;
         }
-        memmove(rd->buf, rd->buf + from, have - from);
+        if (from > 0)
+            memmove(rd->buf, rd->buf + from, have - from);
         base += from;
         have -= from;
+        clean = have;
     }
 }
 
@@ -225,61 +274,45 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-int lines_read_parallel(struct input *inputs, int count, int threads,
-                        worker_init_fn init, void *shared, lines_fn fn,
-                        struct progress *progress, void ***contexts, int *used_threads,
-                        const char **failed_input)
+static size_t ranges_of(const struct input *in)
 {
-    struct pool pool = {0};
-    size_t cap = 0;
-    for (int i = 0; i < count; i++)
-        cap += inputs[i].seekable ? (inputs[i].size - inputs[i].start) / RANGE_SIZE + 1 : 1;
-    pool.ranges = calloc(cap, sizeof *pool.ranges);
-    if (pool.ranges == NULL)
-        return ENOMEM;
+    if (in->skip)
+        return 0;
+    return in->seekable ? (in->size - in->start) / RANGE_SIZE + 1 : 1;
+}
+
+/* Cuts the inputs of one batch into pool->ranges. */
+static void cut_ranges(struct pool *pool, struct input *inputs, int count)
+{
+    pool->range_count = 0;
+    atomic_store(&pool->next, 0);
     for (int i = 0; i < count; i++) {
         if (inputs[i].skip)
             continue;
         if (!inputs[i].seekable) {
-            pool.ranges[pool.range_count++] = (struct range){&inputs[i], 0, UINT64_MAX};
+            pool->ranges[pool->range_count++] = (struct range){&inputs[i], 0, UINT64_MAX};
             continue;
         }
         uint64_t size = inputs[i].size, first = inputs[i].start;
         for (uint64_t start = first; start < size || start == first; start += RANGE_SIZE) {
             uint64_t end = size - start > RANGE_SIZE ? start + RANGE_SIZE : size;
-            pool.ranges[pool.range_count++] = (struct range){&inputs[i], start, end};
+            pool->ranges[pool->range_count++] = (struct range){&inputs[i], start, end};
             if (end == size)
                 break;
         }
     }
-    if (threads <= 0)
-        threads = cpu_count();
-    if ((size_t)threads > pool.range_count)
-        threads = (int)pool.range_count;
+}
 
-    pool.init = init;
-    pool.shared = shared;
-    pool.fn = fn;
-    pool.progress = progress;
-    pool.contexts = calloc((size_t)threads, sizeof *pool.contexts);
-    pthread_t *tids = calloc((size_t)threads, sizeof *tids);
-    struct worker_arg *args = calloc((size_t)threads, sizeof *args);
-    if (pool.contexts == NULL || tids == NULL || args == NULL) {
-        free(pool.ranges);
-        free(pool.contexts);
-        free(tids);
-        free(args);
-        return ENOMEM;
-    }
-    for (int t = 0; t < threads; t++)
-        pool.contexts[t] = init(shared, t);
-
-    /* With a progress bar every worker is a thread of its own and this one
-     * draws; without, this thread is worker 0. */
-    int first = progress->enabled ? 0 : 1;
+/* Reads pool->ranges with `threads` workers; with a progress bar every
+ * worker is a thread of its own and this one draws, without it this thread
+ * is worker 0. */
+static void run_pool(struct pool *pool, int threads, pthread_t *tids, struct worker_arg *args)
+{
+    atomic_store(&pool->finished, 0);
+    int first = pool->progress->enabled ? 0 : 1;
     int started = first;
     for (int t = first; t < threads; t++) {
-        args[t] = (struct worker_arg){&pool, t};
+        args[t] = (struct worker_arg){pool, t};
         if (pthread_create(&tids[t], NULL, worker_main, &args[t]) != 0)
             break;
         started = t + 1;
@@ -290,24 +323,78 @@ int lines_read_parallel(struct input *inputs, int count, int threads,
     }
     if (first == 0) {
         struct timespec tick = {0, 200 * 1000 * 1000};
-        while (atomic_load(&pool.finished) < started) {
-            progress_draw(progress);
+        while (atomic_load(&pool->finished) < started) {
+            progress_draw(pool->progress);
             nanosleep(&tick, NULL);
         }
     } else {
-        args[0] = (struct worker_arg){&pool, 0};
+        args[0] = (struct worker_arg){pool, 0};
         worker_main(&args[0]);
     }
     for (int t = first; t < started; t++)
         pthread_join(tids[t], NULL);
-    progress_finish(progress);
+}
 
-    int err = atomic_load(&pool.error);
-    if (err != 0)
-        *failed_input = pool.ranges[atomic_load(&pool.failed_range)].input->name;
+/* The inputs are read in batches of open_at_once(), each opened when its
+ * batch begins and closed when it ends; within a batch, ranges of all its
+ * inputs are read in parallel. */
+int lines_read_parallel(struct input *inputs, int count, int threads,
+                        worker_init_fn init, void *shared, lines_fn fn,
+                        struct progress *progress, void ***contexts, int *used_threads,
+                        const char **failed_input)
+{
+    struct pool pool = {0};
+    size_t total_ranges = 0;
+    for (int i = 0; i < count; i++)
+        total_ranges += ranges_of(&inputs[i]);
+    if (threads <= 0)
+        threads = cpu_count();
+    if ((size_t)threads > total_ranges)
+        threads = total_ranges > 0 ? (int)total_ranges : 1;
+    int batch = open_at_once();
+    pool.init = init;
+    pool.shared = shared;
+    pool.fn = fn;
+    pool.progress = progress;
+    pool.contexts = calloc((size_t)threads, sizeof *pool.contexts);
+    pthread_t *tids = calloc((size_t)threads, sizeof *tids);
+    struct worker_arg *args = calloc((size_t)threads, sizeof *args);
+    if (pool.contexts == NULL || tids == NULL || args == NULL) {
+        free(pool.contexts);
+        free(tids);
+        free(args);
+        return ENOMEM;
+    }
+    for (int t = 0; t < threads; t++)
+        pool.contexts[t] = init(shared, t);
+
+    int err = 0;
+    for (int from = 0; from < count && err == 0; from += batch) {
+        int n = count - from < batch ? count - from : batch;
+        size_t cap = 0;
+        for (int i = from; i < from + n && err == 0; i++) {
+            err = input_start(&inputs[i]);
+            if (err != 0)
+                *failed_input = inputs[i].name;
+            cap += ranges_of(&inputs[i]);
+        }
+        pool.ranges = err == 0 ? calloc(cap > 0 ? cap : 1, sizeof *pool.ranges) : NULL;
+        if (err == 0 && pool.ranges == NULL)
+            err = ENOMEM;
+        if (err == 0) {
+            cut_ranges(&pool, inputs + from, n);
+            run_pool(&pool, threads, tids, args);
+            err = atomic_load(&pool.error);
+            if (err != 0)
+                *failed_input = pool.ranges[atomic_load(&pool.failed_range)].input->name;
+        }
+        free(pool.ranges);
+        for (int i = from; i < from + n; i++)
+            input_end(&inputs[i]);
+    }
+    progress_finish(progress);
     *contexts = pool.contexts;
     *used_threads = threads;
-    free(pool.ranges);
     free(tids);
     free(args);
     return err;

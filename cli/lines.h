@@ -1,10 +1,13 @@
 /*
  * lines.h: reading lines from files and streams at disk speed.
  *
- * Inputs are opened up front, so that a missing file is reported before any
- * work starts. Regular files are cut into byte ranges that worker threads
- * read with pread, each owning the lines that start inside its range; pipes
- * and terminals are one range read sequentially. A consumer receives blocks
+ * Inputs are checked up front (they exist, can be read, are not
+ * directories), so that a missing file is reported before any work starts,
+ * and opened in batches as reading reaches them, so that any number of them
+ * can be read under any limit of open files. Regular files are cut into byte
+ * ranges that worker threads read with pread, each owning the lines that
+ * start inside its range; pipes, terminals and files that claim no size
+ * (procfs) are one range read sequentially to their end. A consumer receives blocks
  * of whole lines, not single lines, so that its per-line loop stays tight.
  *
  * A line is every byte up to a '\n' (not included); bytes are passed through
@@ -26,8 +29,8 @@
 
 struct input {
     const char *name; /* as given; "-" is standard input */
-    int fd;
-    int seekable;     /* a regular file, read with pread in ranges */
+    int fd;           /* -1 until its batch is read */
+    int seekable;     /* a regular file that says its size, read with pread in ranges */
     uint64_t start;   /* where reading begins: 0, or where standard input stands */
     uint64_t size;    /* bytes, when seekable */
     int skip;         /* the same stream named again: already read to its end */
@@ -35,8 +38,8 @@ struct input {
     ino_t ino;
 };
 
-/* Opens every path ("-" for standard input) or dies naming the first that
- * cannot be opened. With no paths, reads standard input. */
+/* Checks every path ("-" for standard input) or dies naming the first that
+ * cannot be read. With no paths, reads standard input. */
 struct input *inputs_open(char **paths, int count, int *opened);
 void inputs_close(struct input *inputs, int count);
 
