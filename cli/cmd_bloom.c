@@ -16,8 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "commands.h"
+#include "file_lock.h"
 #include "lines.h"
 #include "util.h"
 
@@ -102,13 +104,27 @@ static sk_bloom *open_or_die(const char *path, unsigned flags)
     int rc = sk_bloom_open(&f, path, flags, NULL);
     if (rc == SK_EIO)
         die("%s: %s", path, strerror(errno));
+    if (rc == SK_ECHECKSUM)
+        die("%s: not a valid Bloom filter: checksum mismatch: its bits are damaged (see "
+            "'sketch bloom info --verify'); refusing to write from it", path);
     if (rc != SK_OK)
         die("%s: not a valid Bloom filter: %s", path, sk_strerror(rc));
     return f;
 }
 
+/* Writes f to path, or to standard output for "-". */
 static void save_or_die(const sk_bloom *f, const char *path)
 {
+    if (strcmp(path, "-") == 0) {
+        uint64_t size = sk_bloom_serialized_size(f);
+        char *buf = size <= SIZE_MAX ? malloc((size_t)size) : NULL;
+        size_t len;
+        if (buf == NULL || sk_bloom_serialize(f, buf, (size_t)size, &len) != SK_OK)
+            die("standard output: out of memory");
+        write_stdout_or_die(buf, len);
+        free(buf);
+        return;
+    }
     int rc = sk_bloom_save(f, path);
     if (rc == SK_EIO)
         die("%s: %s", path, strerror(errno));
@@ -230,6 +246,7 @@ static int parse_bloom_options(const char *cmd, const char *usage, const char *o
         {"intersect", no_argument, NULL, 'i'},
         {"threads", required_argument, NULL, 'j'},
         {"verify", no_argument, NULL, 'V'},
+        {"no-wait", no_argument, NULL, 'W'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof *o);
@@ -246,7 +263,7 @@ static int parse_bloom_options(const char *cmd, const char *usage, const char *o
 static int bloom_create(int argc, char **argv)
 {
     struct bloom_options o;
-    int first = parse_bloom_options("bloom create", create_usage, ":n:p:l:se:fh", argc,
+    int first = parse_bloom_options("bloom create", create_usage, ":n:p:l:se:fhW", argc,
                                     argv, &o);
     if (o.capacity == 0)
         die_usage("bloom create", "missing -n CAPACITY");
@@ -257,7 +274,8 @@ static int bloom_create(int argc, char **argv)
     if (first + 1 < argc)
         die_usage("bloom create", "one FILE at a time");
     const char *path = argv[first];
-    if (!o.force && path_exists(path))
+    int exists, lock = lock_for_writing(path, 1, &exists);
+    if (!o.force && exists)
         die("%s: already exists (use --force to replace it)", path);
     sk_bloom *f;
     sk_bloom_options options = {.capacity = o.capacity, .fp_rate = o.fp_rate,
@@ -269,6 +287,7 @@ static int bloom_create(int argc, char **argv)
     if (rc != SK_OK)
         die("cannot create the filter: %s", sk_strerror(rc));
     save_or_die(f, path);
+    unlock_file(lock);
     print_shape(f);
     sk_bloom_free(f);
     return EXIT_OK;
@@ -329,11 +348,13 @@ static int add_lines(void *ctx, const char *data, size_t len)
 static int bloom_add(int argc, char **argv)
 {
     struct bloom_options o;
-    int first = parse_bloom_options("bloom add", add_usage, "+:vj:h", argc, argv, &o);
+    int first = parse_bloom_options("bloom add", add_usage, "+:vj:hW", argc, argv, &o);
     if (first >= argc)
         die_usage("bloom add", "missing FILE");
     const char *path = argv[first];
-    sk_bloom *f = open_or_die(path, 0);
+    int exists, lock = lock_for_writing(path, 0, &exists);
+    /* Checked before it is rewritten: new checksums would hide damage. */
+    sk_bloom *f = open_or_die(path, SK_BLOOM_VERIFY);
     sk_bloom_info info;
     sk_bloom_get_info(f, &info);
     uint64_t new_items = 0;
@@ -373,6 +394,7 @@ static int bloom_add(int argc, char **argv)
             die("standard input: %s", strerror(err));
     }
     save_or_die(f, path);
+    unlock_file(lock);
     if (o.verbose)
         fprintf(stderr, "new items: %llu\n", (unsigned long long)new_items);
     sk_bloom_free(f);
@@ -488,14 +510,21 @@ static int bloom_info(int argc, char **argv)
 static int bloom_merge(int argc, char **argv)
 {
     struct bloom_options o;
-    int first = parse_bloom_options("bloom merge", merge_usage, ":o:ih", argc, argv, &o);
+    int first = parse_bloom_options("bloom merge", merge_usage, ":o:ihW", argc, argv, &o);
     if (o.output == NULL)
         die_usage("bloom merge", "missing -o OUT");
     if (first >= argc)
         die_usage("bloom merge", "missing FILE");
-    sk_bloom *result = open_or_die(argv[first], 0);
+    /* A missing input is named as such, not found empty once OUT, which
+     * may be one of the inputs, has been created to be locked. */
+    for (int i = first; i < argc; i++)
+        if (access(argv[i], R_OK) != 0)
+            die("%s: %s", argv[i], strerror(errno));
+    int exists;
+    int lock = strcmp(o.output, "-") == 0 ? -1 : lock_for_writing(o.output, 1, &exists);
+    sk_bloom *result = open_or_die(argv[first], SK_BLOOM_VERIFY);
     for (int i = first + 1; i < argc; i++) {
-        sk_bloom *f = open_or_die(argv[i], 0);
+        sk_bloom *f = open_or_die(argv[i], SK_BLOOM_VERIFY);
         int rc = o.intersect ? sk_bloom_intersect(result, f) : sk_bloom_merge(result, f);
         sk_bloom_free(f);
         if (rc != SK_OK)
@@ -507,6 +536,7 @@ static int bloom_merge(int argc, char **argv)
             die("%s: %s", argv[i], sk_strerror(rc));
     }
     save_or_die(result, o.output);
+    unlock_file(lock);
     sk_bloom_free(result);
     return EXIT_OK;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "file_lock.h"
 #include "lines.h"
 #include "util.h"
 
@@ -128,10 +129,11 @@ int cmd_count(int argc, char **argv)
         {"output", required_argument, NULL, 'o'},
         {"threads", required_argument, NULL, 'j'},
         {"verbose", no_argument, NULL, 'v'},
+        {"no-wait", no_argument, NULL, 'W'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     struct count_cli cli = {{SK_HLL_DEFAULT_PRECISION, 0, '\t'}, NULL, 0, 0};
-    const struct cli_spec spec = {"count", count_usage, ":p:f:d:o:j:vh", longopts};
+    const struct cli_spec spec = {"count", count_usage, ":p:f:d:o:j:vhW", longopts};
     int operands = parse_options(&spec, argc, argv, count_option, &cli);
     struct count_options opt = cli.opt;
     const char *output = cli.output;
@@ -168,8 +170,12 @@ int cmd_count(int argc, char **argv)
     if (err != 0)
         die("%s: %s", failed != NULL ? failed : "input", strerror(err));
 
-    if (output != NULL)
+    if (output != NULL) {
+        int exists;
+        int lock = strcmp(output, "-") == 0 ? -1 : lock_for_writing(output, 1, &exists);
         save_hll_or_die(first->sketch, SK_HLL_NATIVE, output);
+        unlock_file(lock);
+    }
     printf("%llu\n", (unsigned long long)sk_hll_count(first->sketch));
     if (verbose) {
         fprintf(stderr, "lines: %llu\n", (unsigned long long)lines);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "file_lock.h"
 #include "lines.h"
 #include "util.h"
 
@@ -100,6 +101,7 @@ static int parse_hll_options(const char *cmd, const char *usage, const char *opt
         {"precision", required_argument, NULL, 'p'},
         {"redis", no_argument, NULL, 'r'},
         {"verbose", no_argument, NULL, 'v'},
+        {"no-wait", no_argument, NULL, 'W'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     memset(opt, 0, sizeof *opt);
@@ -121,13 +123,15 @@ static int add_lines(void *ctx, const char *data, size_t len)
 static int hll_add(int argc, char **argv)
 {
     struct hll_options opt;
-    int first = parse_hll_options("hll add", add_usage, "+:p:rh", argc, argv, &opt);
+    int first = parse_hll_options("hll add", add_usage, "+:p:rhW", argc, argv, &opt);
     if (first >= argc)
         die_usage("hll add", "missing FILE");
     const char *path = argv[first];
     sk_hll_format format = opt.redis ? SK_HLL_REDIS : SK_HLL_NATIVE;
     sk_hll *h;
-    if (path_exists(path)) {
+    int exists;
+    int lock = lock_for_writing(path, 1, &exists);
+    if (exists) {
         h = load_hll_or_die(path, &format);
         if (opt.precision != 0 && opt.precision != sk_hll_precision(h))
             die("%s: the sketch has precision %u, not %u", path, sk_hll_precision(h),
@@ -154,6 +158,7 @@ static int hll_add(int argc, char **argv)
             die("standard input: %s", strerror(err));
     }
     save_hll_or_die(h, format, path);
+    unlock_file(lock);
     sk_hll_free(h);
     return EXIT_OK;
 }
@@ -188,11 +193,17 @@ static int hll_count(int argc, char **argv)
 static int hll_merge(int argc, char **argv)
 {
     struct hll_options opt;
-    int first = parse_hll_options("hll merge", merge_usage, ":o:rh", argc, argv, &opt);
+    int first = parse_hll_options("hll merge", merge_usage, ":o:rhW", argc, argv, &opt);
     if (opt.output == NULL)
         die_usage("hll merge", "missing -o OUT");
+    for (int i = first; i < argc; i++)
+        if (access(argv[i], R_OK) != 0)
+            die("%s: %s", argv[i], strerror(errno));
+    int exists;
+    int lock = strcmp(opt.output, "-") == 0 ? -1 : lock_for_writing(opt.output, 1, &exists);
     sk_hll *h = load_union("hll merge", first, argc, argv);
     save_hll_or_die(h, opt.redis ? SK_HLL_REDIS : SK_HLL_NATIVE, opt.output);
+    unlock_file(lock);
     sk_hll_free(h);
     return EXIT_OK;
 }
@@ -226,14 +237,17 @@ static int hll_info(int argc, char **argv)
 static int hll_export(int argc, char **argv)
 {
     struct hll_options opt;
-    int first = parse_hll_options("hll export", export_usage, ":o:h", argc, argv, &opt);
+    int first = parse_hll_options("hll export", export_usage, ":o:hW", argc, argv, &opt);
     if (first >= argc)
         die_usage("hll export", "missing FILE");
     if (first + 1 < argc)
         die_usage("hll export", "one FILE at a time");
     sk_hll *h = load_hll_or_die(argv[first], NULL);
-    if (opt.output != NULL) {
+    if (opt.output != NULL && strcmp(opt.output, "-") != 0) {
+        int exists;
+        int lock = lock_for_writing(opt.output, 1, &exists);
         save_hll_or_die(h, SK_HLL_REDIS, opt.output);
+        unlock_file(lock);
         sk_hll_free(h);
         return EXIT_OK;
     }

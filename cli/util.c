@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+int option_no_wait;
+
 void die(const char *fmt, ...)
 {
     va_list ap;
@@ -95,6 +97,10 @@ int parse_options(const struct cli_spec *spec, int argc, char **argv,
         if (c == '?' || strchr(spec->optstring, c) == NULL)
             die_usage(spec->cmd, "unknown option '%s'",
                       rejected_option(argv, spec->optstring, c));
+        if (c == 'W') { /* --no-wait, of every command that writes a file */
+            option_no_wait = 1;
+            continue;
+        }
         handle(ctx, c, optarg, long_name);
     }
     return optind;
@@ -187,9 +193,44 @@ sk_hll *load_hll_or_die(const char *path, sk_hll_format *format)
     return h;
 }
 
+/* "-": the bytes to standard output, as curl -o - and tar -f - do. */
+static int save_hll_to_stdout(const sk_hll *h, sk_hll_format format)
+{
+    size_t size = sk_hll_serialized_size(h, format);
+    if (size == 0)
+        return SK_EINCOMPAT;
+    uint8_t *buf = malloc(size);
+    if (buf == NULL)
+        return SK_ENOMEM;
+    size_t len;
+    int rc = sk_hll_serialize(h, format, buf, size, &len);
+    if (rc == SK_OK)
+        write_stdout_or_die(buf, len);
+    free(buf);
+    return rc;
+}
+
+int write_stdout_or_die(const void *data, size_t len)
+{
+    const char *p = data;
+    while (len > 0) {
+        ssize_t n = write(STDOUT_FILENO, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            die("standard output: %s", strerror(errno));
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
 void save_hll_or_die(const sk_hll *h, sk_hll_format format, const char *path)
 {
-    int rc = sk_hll_save(h, format, path);
+    if (strcmp(path, "-") == 0)
+        path = "standard output";
+    int rc = strcmp(path, "standard output") == 0 ? save_hll_to_stdout(h, format)
+                                                  : sk_hll_save(h, format, path);
     if (rc == SK_EINCOMPAT)
         die("%s: a Redis HyperLogLog needs precision 14 or more; this sketch has %u",
             path, sk_hll_precision(h));

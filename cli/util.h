@@ -28,6 +28,10 @@ _Noreturn void die_usage(const char *cmd, const char *fmt, ...)
  * '+' first to stop at the first operand) and long options, the name its
  * errors use ("bloom add") and the usage -h and --help print. */
 struct option;
+/* --no-wait, taken by the subcommands that write files (the option code
+ * 'W' in their tables): a file another command is writing is an error
+ * instead of a wait (file_lock.h). */
+extern int option_no_wait;
 struct cli_spec {
     const char *cmd;
     const char *usage;
@@ -69,8 +73,12 @@ void progress_finish(struct progress *p);
 /* Loads a sketch file in either format, or dies with a one-line message. */
 sk_hll *load_hll_or_die(const char *path, sk_hll_format *format);
 
-/* Writes h atomically to path (sk_hll_save), or dies. */
+/* Writes h atomically to path (sk_hll_save), or to standard output for
+ * "-", or dies. */
 void save_hll_or_die(const sk_hll *h, sk_hll_format format, const char *path);
+
+/* Writes all of data to standard output, or dies; returns 0. */
+int write_stdout_or_die(const void *data, size_t len);
 
 /* A command of a group such as `sketch hll`: its name and entry point. */
 struct subcommand {

@@ -66,7 +66,9 @@ static mode_t mode_for(const char *path)
     return 0666 & ~mask;
 }
 
-int sk__atomic_write(const char *path, sk__file_writer write_contents, const void *ctx)
+/* A temporary file beside path, fsync, rename over path, fsync of the
+ * directory. */
+static int replace_file(const char *path, sk__file_writer write_contents, const void *ctx)
 {
     size_t len = strlen(path);
     char *tmp = malloc(len + sizeof TEMP_SUFFIX);
@@ -110,6 +112,42 @@ int sk__atomic_write(const char *path, sk__file_writer write_contents, const voi
     }
     free(tmp);
     free(dir);
+    errno = saved_errno;
+    return rc;
+}
+
+/* A device, FIFO or terminal (/dev/stdout, /dev/null) is written through:
+ * renaming over it would replace the node with a regular file. */
+static int write_through(const char *path, sk__file_writer write_contents, const void *ctx)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return SK_EIO;
+    int rc = write_contents(fd, ctx), saved_errno = errno;
+    if (close(fd) != 0 && rc == SK_OK) {
+        rc = SK_EIO;
+        saved_errno = errno;
+    }
+    errno = saved_errno;
+    return rc;
+}
+
+int sk__atomic_write(const char *path, sk__file_writer write_contents, const void *ctx)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+        return write_through(path, write_contents, ctx);
+    /* Through a symbolic link the file it names is replaced, and the link
+     * kept; a link to nothing yet is replaced like a missing file. */
+    char *target = NULL;
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+        target = realpath(path, NULL);
+        if (target != NULL)
+            path = target;
+    }
+    int rc = replace_file(path, write_contents, ctx);
+    int saved_errno = errno;
+    free(target);
     errno = saved_errno;
     return rc;
 }

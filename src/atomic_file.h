@@ -16,8 +16,10 @@ typedef int (*sk__file_writer)(int fd, const void *ctx);
 
 /* Writes path through `write`: a temporary file beside it, fsync, rename
  * over path, fsync of the directory. The file keeps the mode of the one it
- * replaces (a new one gets 0666 less the umask). SK_OK, SK_ENOMEM, or
- * SK_EIO with errno set. */
+ * replaces (a new one gets 0666 less the umask); through a symbolic link,
+ * the file the link names is replaced and the link kept; a device, FIFO or
+ * terminal is written through, not replaced. SK_OK, SK_ENOMEM, or SK_EIO
+ * with errno set. */
 int sk__atomic_write(const char *path, sk__file_writer write, const void *ctx);
 
 /* write(2) and zeros until all is written, through EINTR and short writes. */

@@ -1,0 +1,23 @@
+/*
+ * file_lock.h: every command that writes a sketch or filter file holds an
+ * exclusive advisory lock on it from before it reads the file until after
+ * the new one is in place, so that concurrent writers (xargs -P, cron)
+ * never lose an update: each waits for the one before it and then reads
+ * what that one wrote (with --no-wait, option_no_wait in util.h, a locked
+ * file is an error, exit 2). Readers need no lock: files are replaced whole by a
+ * rename, so a reader sees the old file or the new one, never a mix.
+ */
+#ifndef SKETCH_CLI_FILE_LOCK_H
+#define SKETCH_CLI_FILE_LOCK_H
+
+/* Locks path for writing and returns the descriptor that holds the lock
+ * (-1 for a device or FIFO, which is written through and not locked); dies
+ * on error. With create, a missing file is created empty to be locked.
+ * *exists tells whether the file was there before (0 if this call created
+ * it, or for a device or FIFO). */
+int lock_for_writing(const char *path, int create, int *exists);
+
+/* Releases the lock (after the new file is in place). */
+void unlock_file(int fd);
+
+#endif

@@ -1,0 +1,199 @@
+"""Commands that write files, as people run them: many at once on one file
+(xargs -P, cron), through symbolic links, into devices and standard output,
+and into filters that were damaged."""
+import fcntl
+import os
+import stat
+import subprocess
+import time
+
+import pytest
+
+from sketch_cli_helpers import no_temporary_files
+
+
+def run_all(commands, inputs, directory):
+    """Starts every command at once, each reading its input from a file (a
+    command reads its input after it has the lock: with pipes, the test
+    would have to feed them in the order they get it), and waits."""
+    procs = []
+    for i, (cmd, data) in enumerate(zip(commands, inputs)):
+        path = directory / ("input-%d" % i)
+        path.write_bytes(data)
+        with open(path, "rb") as f:
+            procs.append(subprocess.Popen(cmd, stdin=f, stdout=subprocess.PIPE,
+                                          stderr=subprocess.PIPE))
+    results = []
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        results.append((p.returncode, out, err))
+    for i in range(len(inputs)):
+        (directory / ("input-%d" % i)).unlink()
+    return results
+
+
+def ranges(n, size):
+    return [b"".join(b"item-%d\n" % j for j in range(i * size, (i + 1) * size))
+            for i in range(n)]
+
+
+def test_concurrent_bloom_adds_lose_nothing(sk, tmp_path):
+    """Eight `bloom add` runs at once on disjoint items: each waits for the
+    one before it, so every item is in the filter afterwards."""
+    path = tmp_path / "c.bloom"
+    sk.ok("bloom", "create", "-n", "1000000", "-p", "0.01", path)
+    parts = ranges(8, 50000)
+    results = run_all([[sk.binary, "bloom", "add", str(path)]] * 8, parts, tmp_path)
+    assert [r[0] for r in results] == [0] * 8, results
+    out = sk.ok("bloom", "check", "-c", path, input=b"".join(parts))
+    assert int(out.stdout) == 8 * 50000, "false negatives after concurrent adds"
+    no_temporary_files(tmp_path)
+
+
+def test_concurrent_hll_adds_equal_one_run(sk, tmp_path):
+    """Eight `hll add` runs at once, the first of them creating the file: the
+    sketch equals the one a single run over all the items makes."""
+    path = tmp_path / "c.hll"
+    parts = ranges(8, 20000)
+    results = run_all([[sk.binary, "hll", "add", str(path)]] * 8, parts, tmp_path)
+    assert [r[0] for r in results] == [0] * 8, results
+    one = tmp_path / "one.hll"
+    sk.ok("hll", "add", one, input=b"".join(parts))
+    assert path.read_bytes() == one.read_bytes()
+    assert sk.hll_count(path) == sk.hll_count(one)
+    no_temporary_files(tmp_path)
+
+
+@pytest.mark.parametrize("args", [
+    ["hll", "add", "{F}", "x"], ["bloom", "add", "{F}", "x"],
+    ["hll", "merge", "-o", "{F}", "{G}"], ["count", "-o", "{F}"]])
+def test_a_locked_file_waits_or_fails_with_no_wait(sk, tmp_path, args):
+    path = tmp_path / ("f.bloom" if "bloom" in args else "f.hll")
+    if "bloom" in args:
+        sk.ok("bloom", "create", "-n", "100", "-p", "0.01", path)
+    else:
+        sk.ok("hll", "add", path, "a")
+    other = tmp_path / "g.hll"
+    sk.ok("hll", "add", other, "b")
+    before = path.read_bytes()
+    argv = [a.format(F=path, G=other) for a in args]
+    with open(path, "rb") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        words = 1 if argv[0] == "count" else 2
+        msg = sk.fail(*argv[:words], "--no-wait", *argv[words:], input=b"line\n")
+        assert str(path) in msg and "another sketch command is writing it" in msg
+        assert path.read_bytes() == before
+        waiting = subprocess.Popen([sk.binary] + argv, stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        waiting.stdin.write(b"line\n")
+        waiting.stdin.close()
+        time.sleep(0.5)
+        assert waiting.poll() is None, "wrote while another process held the lock"
+        assert path.read_bytes() == before
+    assert waiting.wait(timeout=60) == 0, waiting.stderr.read()
+    assert path.read_bytes() != before
+    # commands that only read take no --no-wait
+    sk.fail("hll", "count", "--no-wait", other)
+
+
+def test_a_failed_first_add_leaves_no_file(sk, tmp_path):
+    """The empty file a first writer creates to lock is gone if it fails."""
+    path = tmp_path / "new.hll"
+    msg = sk.fail("hll", "add", "--redis", "-p", "12", path, "x")
+    assert "precision 14" in msg
+    assert not path.exists()
+    no_temporary_files(tmp_path)
+
+
+def test_symlinks_keep_the_link(sk, tmp_path):
+    target = tmp_path / "real.hll"
+    sk.ok("hll", "add", target, "a")
+    link = tmp_path / "link.hll"
+    link.symlink_to("real.hll")
+    sk.ok("hll", "add", link, "b", "c")
+    assert link.is_symlink() and os.readlink(link) == "real.hll"
+    assert sk.hll_count(target) == 3
+    b = tmp_path / "real.bloom"
+    sk.ok("bloom", "create", "-n", "100", "-p", "0.01", b)
+    bl = tmp_path / "link.bloom"
+    bl.symlink_to(b)
+    sk.ok("bloom", "add", bl, "x")
+    assert bl.is_symlink()
+    sk.ok("bloom", "check", b, "x")
+    no_temporary_files(tmp_path)
+
+
+def test_dash_is_standard_output(sk, tmp_path):
+    a = tmp_path / "a.hll"
+    sk.ok("hll", "add", a, "x", "y")
+    out = sk.ok("hll", "merge", "-o", "-", a)
+    assert out.stdout == a.read_bytes()
+    assert not (tmp_path / "-").exists()
+    out = sk.ok("count", "-o", "-", input=b"x\ny\n")
+    assert out.stdout.startswith(b"SKHL") and out.stdout.endswith(b"2\n")
+    # a filter goes out packed, as a dump is: a filter file all the same
+    f = tmp_path / "f.bloom"
+    sk.ok("bloom", "create", "-n", "100", "-p", "0.01", f)
+    sk.ok("bloom", "add", f, "in")
+    out = sk.ok("bloom", "merge", "-o", "-", f)
+    copy = tmp_path / "copy.bloom"
+    copy.write_bytes(out.stdout)
+    assert sk.ok("bloom", "info", copy).stdout == sk.ok("bloom", "info", f).stdout
+    assert sk.ok("bloom", "check", copy, "in", "out").stdout == b"in\n"
+    redis = sk.ok("hll", "export", "-o", "-", a)
+    assert redis.stdout.startswith(b"HYLL")
+
+
+def device_nodes(tmp_path):
+    """A null and a full device, and a link like /dev/stdout. As root, nodes
+    of our own in tmp_path, so that a command that wrongly renames over them
+    cannot damage the machine's /dev; otherwise the machine's own, which a
+    user cannot rename over."""
+    stdout = tmp_path / "stdout"
+    stdout.symlink_to("/proc/self/fd/1")
+    if os.geteuid() != 0:
+        return "/dev/null", "/dev/full", str(stdout)
+    null, full = tmp_path / "null", tmp_path / "full"
+    os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    os.mknod(full, 0o666 | stat.S_IFCHR, os.makedev(1, 7))
+    return str(null), str(full), str(stdout)
+
+
+def test_devices_are_written_through(sk, tmp_path):
+    """A device is written, not replaced by a regular file (as root, a rename
+    over it would succeed), and a full one says why it failed; a link such as
+    /dev/stdout writes where it points."""
+    a = tmp_path / "a.hll"
+    sk.ok("hll", "add", a, "x")
+    null, full, stdout = device_nodes(tmp_path)
+    sk.ok("hll", "merge", "-o", null, a)
+    assert stat.S_ISCHR(os.stat(null).st_mode)
+    msg = sk.fail("hll", "merge", "-o", full, a)
+    assert full in msg and "No space left on device" in msg
+    assert stat.S_ISCHR(os.stat(full).st_mode)
+    out = sk.ok("hll", "merge", "-o", stdout, a)
+    assert out.stdout == a.read_bytes()
+    assert os.path.islink(stdout)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
+    sk.ok("hll", "merge", "-o", fifo, a)
+    assert reader.communicate(timeout=30)[0] == a.read_bytes()
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
+def test_a_damaged_filter_is_not_rewritten(sk, tmp_path):
+    """`bloom add` and `bloom merge` check the checksums before they write:
+    new checksums over damaged bits would hide the damage from --verify."""
+    path = tmp_path / "f.bloom"
+    sk.ok("bloom", "create", "-n", "100000", "-p", "0.01", path)
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x5A
+    path.write_bytes(bytes(data))
+    for args in (["bloom", "add", path, "x"], ["bloom", "add", path],
+                 ["bloom", "merge", "-o", tmp_path / "out.bloom", path]):
+        msg = sk.fail(*args, input=b"y\n")
+        assert "checksum mismatch" in msg and str(path) in msg
+    assert path.read_bytes() == bytes(data)
+    assert not (tmp_path / "out.bloom").exists()
+    assert "checksum" in sk.fail("bloom", "info", "--verify", path)
