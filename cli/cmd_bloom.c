@@ -52,6 +52,8 @@ static const char create_usage[] =
     "  -s, --scalable        grow by adding layers when full\n"
     "  -e, --expansion E     growth factor of a scalable filter (default 2)\n"
     "  -f, --force           replace FILE if it exists\n"
+    "      --no-wait         fail (exit 2) instead of waiting while another command\n"
+    "                        writes FILE\n"
     "  -h, --help            show this help\n";
 
 static const char add_usage[] =
@@ -63,7 +65,12 @@ static const char add_usage[] =
     "  -v, --verbose   report how many items were new\n"
     "  -j, --threads N threads adding lines (default: one per core; scalable\n"
     "                  filters use one)\n"
-    "  -h, --help      show this help\n";
+    "      --raw       read gzip, zstd or xz input as it is, not decompressed\n"
+    "      --no-wait   fail (exit 2) instead of waiting while another command\n"
+    "                  writes FILE\n"
+    "  -h, --help      show this help\n"
+    "Several commands may add to one FILE at once: each waits for the one before.\n"
+    "A filter whose checksums do not match its bits is refused (exit 2).\n";
 
 static const char check_usage[] =
     "Usage: sketch bloom check [OPTION]... FILE [ITEM]...\n"
@@ -73,6 +80,7 @@ static const char check_usage[] =
     "\n"
     "  -v, --invert   print the items that are definitely not in the filter\n"
     "  -c, --count    print only the number of items that would be printed\n"
+    "      --raw      read gzip, zstd or xz input as it is, not decompressed\n"
     "  -h, --help     show this help\n";
 
 static const char info_usage[] =
@@ -247,6 +255,7 @@ static int parse_bloom_options(const char *cmd, const char *usage, const char *o
         {"threads", required_argument, NULL, 'j'},
         {"verify", no_argument, NULL, 'V'},
         {"no-wait", no_argument, NULL, 'W'},
+        {"raw", no_argument, NULL, 'R'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof *o);
@@ -348,7 +357,7 @@ static int add_lines(void *ctx, const char *data, size_t len)
 static int bloom_add(int argc, char **argv)
 {
     struct bloom_options o;
-    int first = parse_bloom_options("bloom add", add_usage, "+:vj:hW", argc, argv, &o);
+    int first = parse_bloom_options("bloom add", add_usage, "+:vj:hWR", argc, argv, &o);
     if (first >= argc)
         die_usage("bloom add", "missing FILE");
     const char *path = argv[first];
@@ -391,7 +400,7 @@ static int bloom_add(int argc, char **argv)
         }
         free(contexts);
         if (err != 0)
-            die("standard input: %s", strerror(err));
+            die("standard input: %s", lines_strerror(err));
     }
     save_or_die(f, path);
     unlock_file(lock);
@@ -449,7 +458,7 @@ static int check_lines(void *ctx, const char *data, size_t len)
 static int bloom_check(int argc, char **argv)
 {
     struct bloom_options o;
-    int first = parse_bloom_options("bloom check", check_usage, "+:vch", argc, argv, &o);
+    int first = parse_bloom_options("bloom check", check_usage, "+:vchR", argc, argv, &o);
     if (first >= argc)
         die_usage("bloom check", "missing FILE");
     struct checker c = {0};
@@ -467,7 +476,7 @@ static int bloom_check(int argc, char **argv)
         /* In order, and without a progress bar: the output shares the terminal. */
         int err = lines_read_stdin(check_lines, &c);
         if (err != 0)
-            die("standard input: %s", strerror(err));
+            die("standard input: %s", lines_strerror(err));
     }
     if (c.count_only)
         printf("%llu\n", (unsigned long long)c.matched);

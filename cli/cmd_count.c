@@ -25,13 +25,20 @@ static const char count_usage[] =
     "  -f, --field N       count the N-th field (from 1) instead of whole lines;\n"
     "                      lines with fewer fields are skipped\n"
     "  -d, --delimiter C   field delimiter, one byte (default: tab)\n"
-    "  -o, --output FILE   also save the sketch to FILE, for `sketch hll`\n"
+    "  -o, --output FILE   also save the sketch to FILE, for `sketch hll` ('-':\n"
+    "                      standard output, before the count)\n"
     "  -j, --threads N     reading threads (default: one per core)\n"
     "  -v, --verbose       also print the error bounds on standard error\n"
+    "      --raw           read gzip, zstd or xz input as it is, not decompressed\n"
+    "      --no-wait       fail (exit 2) instead of waiting while another command\n"
+    "                      writes the -o FILE\n"
     "  -h, --help          show this help\n"
     "\n"
-    "A line is every byte up to a newline; bytes are compared exactly. Exit\n"
-    "status: 0 on success, 2 on bad usage or unreadable input.\n";
+    "A line is every byte up to a newline; bytes are compared exactly. gzip,\n"
+    "zstd and xz input (FILEs and standard input) is recognized by its first\n"
+    "bytes and decompressed as it is read. Example:\n"
+    "  sketch count -f 1 -d ' ' access.log.1 access.log.2.gz   # distinct clients\n"
+    "Exit status: 0 on success, 2 on bad usage or unreadable input.\n";
 
 struct count_options {
     unsigned precision;
@@ -130,10 +137,11 @@ int cmd_count(int argc, char **argv)
         {"threads", required_argument, NULL, 'j'},
         {"verbose", no_argument, NULL, 'v'},
         {"no-wait", no_argument, NULL, 'W'},
+        {"raw", no_argument, NULL, 'R'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     struct count_cli cli = {{SK_HLL_DEFAULT_PRECISION, 0, '\t'}, NULL, 0, 0};
-    const struct cli_spec spec = {"count", count_usage, ":p:f:d:o:j:vhW", longopts};
+    const struct cli_spec spec = {"count", count_usage, ":p:f:d:o:j:vhWR", longopts};
     int operands = parse_options(&spec, argc, argv, count_option, &cli);
     struct count_options opt = cli.opt;
     const char *output = cli.output;
@@ -168,7 +176,7 @@ int cmd_count(int argc, char **argv)
     if (err == ENOMEM)
         die("out of memory");
     if (err != 0)
-        die("%s: %s", failed != NULL ? failed : "input", strerror(err));
+        die("%s: %s", failed != NULL ? failed : "input", lines_strerror(err));
 
     if (output != NULL) {
         int exists;

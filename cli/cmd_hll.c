@@ -43,7 +43,11 @@ static const char add_usage[] =
     "  -p, --precision P   precision of a new sketch, 4..18 (default 14); for an\n"
     "                      existing FILE it must match\n"
     "  -r, --redis         create FILE as a Redis HyperLogLog string (precision 14)\n"
-    "  -h, --help          show this help\n";
+    "      --raw           read gzip, zstd or xz input as it is, not decompressed\n"
+    "      --no-wait       fail (exit 2) instead of waiting while another command\n"
+    "                      writes the file\n"
+    "  -h, --help          show this help\n"
+    "Several commands may add to one FILE at once: each waits for the one before.\n";
 
 static const char count_usage[] =
     "Usage: sketch hll count [OPTION]... FILE...\n"
@@ -59,7 +63,10 @@ static const char merge_usage[] =
     "\n"
     "  -o, --output OUT   the file to write (required)\n"
     "  -r, --redis        write a Redis HyperLogLog string instead of sketch's format\n"
-    "  -h, --help         show this help\n";
+    "      --no-wait      fail (exit 2) instead of waiting while another command\n"
+    "                     writes OUT\n"
+    "  -h, --help         show this help\n"
+    "OUT may be '-' (standard output), a device or a FIFO, written through.\n";
 
 static const char info_usage[] =
     "Usage: sketch hll info FILE\n"
@@ -102,6 +109,7 @@ static int parse_hll_options(const char *cmd, const char *usage, const char *opt
         {"redis", no_argument, NULL, 'r'},
         {"verbose", no_argument, NULL, 'v'},
         {"no-wait", no_argument, NULL, 'W'},
+        {"raw", no_argument, NULL, 'R'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     memset(opt, 0, sizeof *opt);
@@ -123,7 +131,7 @@ static int add_lines(void *ctx, const char *data, size_t len)
 static int hll_add(int argc, char **argv)
 {
     struct hll_options opt;
-    int first = parse_hll_options("hll add", add_usage, "+:p:rhW", argc, argv, &opt);
+    int first = parse_hll_options("hll add", add_usage, "+:p:rhWR", argc, argv, &opt);
     if (first >= argc)
         die_usage("hll add", "missing FILE");
     const char *path = argv[first];
@@ -155,7 +163,7 @@ static int hll_add(int argc, char **argv)
         if (err == ECANCELED)
             die("out of memory");
         if (err != 0)
-            die("standard input: %s", strerror(err));
+            die("standard input: %s", lines_strerror(err));
     }
     save_hll_or_die(h, format, path);
     unlock_file(lock);

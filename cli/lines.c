@@ -74,20 +74,73 @@ struct input *inputs_open(char **paths, int count, int *opened)
     return inputs;
 }
 
+/* What was wrong with the compressed input that failed, for EBADMSG. */
+static const char *_Atomic decode_error;
+
+const char *lines_strerror(int err)
+{
+    const char *what = atomic_load(&decode_error);
+    return err == EBADMSG && what != NULL ? what : strerror(err);
+}
+
+/* Reads the first bytes of a stream (a short read is not its end). */
+static ssize_t read_head(int fd, unsigned char *head, size_t len)
+{
+    size_t have = 0;
+    while (have < len) {
+        ssize_t n = read(fd, head + have, len - have);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -1;
+        if (n == 0)
+            break;
+        have += (size_t)n;
+    }
+    return (ssize_t)have;
+}
+
+/* Tells a compressed input by its first bytes and sets up its decoder. */
+static int detect_codec(struct input *in)
+{
+    ssize_t n = in->seekable ? pread(in->fd, in->head, sizeof in->head, (off_t)in->start)
+                             : read_head(in->fd, in->head, sizeof in->head);
+    if (n < 0)
+        return errno;
+    enum codec codec = codec_detect(in->head, (size_t)n);
+    if (codec == CODEC_NONE) {
+        /* A stream gives its first bytes back from head. */
+        in->head_len = in->seekable ? 0 : (size_t)n;
+        return 0;
+    }
+    in->decoder = in->seekable ? decoder_new(codec, in->fd, NULL, 0)
+                               : decoder_new(codec, in->fd, in->head, (size_t)n);
+    if (in->decoder == NULL || decoder_start_thread(in->decoder) != 0)
+        return ENOMEM;
+    /* Read from where it starts, in order, by the decoder. */
+    if (in->seekable && lseek(in->fd, (off_t)in->start, SEEK_SET) < 0)
+        return errno;
+    in->seekable = 0;
+    return 0;
+}
+
 /* Opens a path for its turn; its size is what it is now. errno on failure. */
 static int input_start(struct input *in)
 {
-    if (in->fd >= 0 || in->skip)
+    if (in->started || in->skip)
         return 0;
-    in->fd = open(in->name, O_RDONLY | O_CLOEXEC);
-    struct stat st;
-    if (in->fd < 0 || fstat(in->fd, &st) != 0)
-        return errno;
-    in->seekable = S_ISREG(st.st_mode) && st.st_size > 0;
-    in->size = in->seekable ? (uint64_t)st.st_size : 0;
-    if (in->seekable)
-        posix_fadvise(in->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-    return 0;
+    in->started = 1;
+    if (in->fd < 0) {
+        in->fd = open(in->name, O_RDONLY | O_CLOEXEC);
+        struct stat st;
+        if (in->fd < 0 || fstat(in->fd, &st) != 0)
+            return errno;
+        in->seekable = S_ISREG(st.st_mode) && st.st_size > 0;
+        in->size = in->seekable ? (uint64_t)st.st_size : 0;
+        if (in->seekable)
+            posix_fadvise(in->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    }
+    return option_raw ? 0 : detect_codec(in);
 }
 
 static void input_end(struct input *in)
@@ -95,6 +148,8 @@ static void input_end(struct input *in)
     if (in->fd >= 0 && in->fd != STDIN_FILENO)
         close(in->fd);
     in->fd = -1;
+    decoder_free(in->decoder);
+    in->decoder = NULL;
 }
 
 void inputs_close(struct input *inputs, int count)
@@ -135,6 +190,18 @@ struct reader {
 
 static ssize_t read_at(struct input *in, void *buf, size_t len, uint64_t offset)
 {
+    if (in->decoder != NULL) {
+        ssize_t n = decoder_read(in->decoder, buf, len);
+        if (n < 0 && errno == EBADMSG)
+            atomic_store(&decode_error, decoder_error(in->decoder));
+        return n;
+    }
+    if (in->head_pos < in->head_len) {
+        size_t n = in->head_len - in->head_pos < len ? in->head_len - in->head_pos : len;
+        memcpy(buf, in->head + in->head_pos, n);
+        in->head_pos += n;
+        return (ssize_t)n;
+    }
     for (;;) {
         ssize_t n = in->seekable ? pread(in->fd, buf, len, (off_t)offset)
                                  : read(in->fd, buf, len);

@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "decompress.h"
 #include "util.h"
 
 struct input {
@@ -36,7 +37,15 @@ struct input {
     int skip;         /* the same stream named again: already read to its end */
     dev_t dev;
     ino_t ino;
+    int started;              /* opened, and its compression told */
+    struct decoder *decoder;  /* compressed input (decompress.h), or NULL */
+    unsigned char head[CODEC_MAGIC_MAX]; /* first bytes of a plain stream, */
+    size_t head_len, head_pos;           /* read to tell its codec */
 };
+
+/* The message for an error that reading returned: strerror, or what was
+ * wrong with compressed data. */
+const char *lines_strerror(int err);
 
 /* Checks every path ("-" for standard input) or dies naming the first that
  * cannot be read. With no paths, reads standard input. */

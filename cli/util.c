@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 int option_no_wait;
+int option_raw;
 
 void die(const char *fmt, ...)
 {
@@ -97,8 +98,8 @@ int parse_options(const struct cli_spec *spec, int argc, char **argv,
         if (c == '?' || strchr(spec->optstring, c) == NULL)
             die_usage(spec->cmd, "unknown option '%s'",
                       rejected_option(argv, spec->optstring, c));
-        if (c == 'W') { /* --no-wait, of every command that writes a file */
-            option_no_wait = 1;
+        if (c == 'W' || c == 'R') { /* --no-wait, --raw: see util.h */
+            *(c == 'W' ? &option_no_wait : &option_raw) = 1;
             continue;
         }
         handle(ctx, c, optarg, long_name);

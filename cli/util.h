@@ -32,6 +32,9 @@ struct option;
  * 'W' in their tables): a file another command is writing is an error
  * instead of a wait (file_lock.h). */
 extern int option_no_wait;
+/* --raw, taken by the subcommands that read lines (the code 'R'): gzip,
+ * zstd and xz input is read as its bytes, not decompressed (lines.h). */
+extern int option_raw;
 struct cli_spec {
     const char *cmd;
     const char *usage;

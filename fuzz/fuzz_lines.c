@@ -9,15 +9,22 @@
  * of line hashes, the line count and the byte count), and FOR_EACH_LINE
  * must split every block the same way.
  *
- * The first input byte is a control byte: the thread count, and which of
- * the two ways run.
+ * The first input byte is a control byte: the thread count, which of the
+ * two ways run, and whether compressed input is decompressed (as without
+ * --raw). Input that then starts like gzip, zstd or xz goes through the
+ * decoders, which must end in its lines or a clean error, never a crash;
+ * any other input must still give its exact lines (a stream's first bytes,
+ * read to tell its codec, are given back).
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include "fuzz_util.h"
+#include "decompress.h"
 #include "lines.h"
 
 struct tally {
@@ -88,6 +95,9 @@ static void *feed(void *arg)
     return NULL;
 }
 
+/* Set while the input goes through a decoder: its lines are not compared. */
+static int decoding;
+
 static struct tally read_all(char *name, int threads)
 {
     int count;
@@ -100,7 +110,7 @@ static struct tally read_all(char *name, int threads)
     const char *failed = NULL;
     int err = lines_read_parallel(in, count, threads, tally_for, NULL, on_block, &progress,
                                   &contexts, &used, &failed);
-    FUZZ_CHECK(err == 0);
+    FUZZ_CHECK(err == 0 || (decoding && (err == EBADMSG || err == ENOMEM)));
     struct tally total = {0, 0, 0};
     for (int t = 0; t < used; t++) {
         struct tally *one = contexts[t];
@@ -126,6 +136,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     unsigned control = data[0];
     data++, size--;
+    option_raw = !(control & 16);
+    decoding = !option_raw && codec_detect(data, size) != CODEC_NONE;
+    signal(SIGPIPE, SIG_IGN); /* a decoder that stops early leaves the pipe unread */
 
     struct tally want = {0, 0, 0};
     for (size_t at = 0; at < size;) {
@@ -141,7 +154,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(write(fd, data, size) == (ssize_t)size);
         close(fd);
         struct tally got = read_all(path, 1 + (int)(control & 3));
-        FUZZ_CHECK(got.lines == want.lines && got.bytes == want.bytes && got.sum == want.sum);
+        FUZZ_CHECK(decoding ||
+                   (got.lines == want.lines && got.bytes == want.bytes && got.sum == want.sum));
     }
     if (!(control & 4)) {
         int fds[2];
@@ -152,9 +166,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         char name[32];
         snprintf(name, sizeof name, "/dev/fd/%d", fds[0]);
         struct tally got = read_all(name, 1 + (int)(control & 3));
-        pthread_join(writer, NULL);
         close(fds[0]);
-        FUZZ_CHECK(got.lines == want.lines && got.bytes == want.bytes && got.sum == want.sum);
+        pthread_join(writer, NULL);
+        FUZZ_CHECK(decoding ||
+                   (got.lines == want.lines && got.bytes == want.bytes && got.sum == want.sum));
     }
     return 0;
 }
