@@ -113,13 +113,14 @@ static int detect_codec(struct input *in)
         in->head_len = in->seekable ? 0 : (size_t)n;
         return 0;
     }
+    /* The decoder reads on from where the input starts, in order; its
+     * thread must not start before the file stands there. */
+    if (in->seekable && lseek(in->fd, (off_t)in->start, SEEK_SET) < 0)
+        return errno;
     in->decoder = in->seekable ? decoder_new(codec, in->fd, NULL, 0)
                                : decoder_new(codec, in->fd, in->head, (size_t)n);
     if (in->decoder == NULL || decoder_start_thread(in->decoder) != 0)
         return ENOMEM;
-    /* Read from where it starts, in order, by the decoder. */
-    if (in->seekable && lseek(in->fd, (off_t)in->start, SEEK_SET) < 0)
-        return errno;
     in->seekable = 0;
     return 0;
 }
