@@ -21,11 +21,14 @@
 #            medians of 5 / 3 runs
 #   module   bench/module_bench.sh, the Redis module against PFADD, PFCOUNT
 #            and a SET: 1M / 200K requests a command, 5 / 2 rounds (median)
+#   compressed  bench/compressed_bench.sh: sketch count of gzip, zstd and xz
+#            files against the fastest decompressors: 10M / 1M lines, 5 / 3
+#            rounds (median)
 #
 # Options:
 #   -q              quick sizes (above); output build-report/benchmarks.md
 #   -o FILE         write the report to FILE
-#   -s LIST         only these sections, comma-separated (default: all five)
+#   -s LIST         only these sections, comma-separated (default: all six)
 #   -n              install nothing: sections whose peers are missing are
 #                   skipped with a note (by default, as root on Debian, missing
 #                   peers are installed with apt-get: libbloom-dev,
@@ -48,7 +51,7 @@ build=$root/build-report
 raw=$build/out
 quick=0
 install=1
-sections=hll,bloom,count,bloomcli,module
+sections=hll,bloom,count,bloomcli,module,compressed
 report=
 opt_bloom_ns= opt_absent= opt_lines= opt_distinct= opt_slow= opt_cli= opt_requests= opt_runs=
 
@@ -75,12 +78,14 @@ if ((quick)); then
     hll_runs=7 bloom_ns=1000000,4000000 bloom_absent=1000000 bloom_runs=3 bloom_runs_large=1
     count_lines=2000000 count_distinct=500000 count_runs=3 count_slow=1
     cli_items=200000 cli_runs=3 module_requests=200000 module_rounds=2 module_set=100000
+    compressed_lines=1000000 compressed_rounds=3
     mode="quick (small sizes: a smoke run, not a measurement)"
     [[ -n $report ]] || report=$build/benchmarks.md
 else
     hll_runs=9 bloom_ns=10000000,100000000 bloom_absent=10000000 bloom_runs=5 bloom_runs_large=3
     count_lines=40000000 count_distinct=10000000 count_runs=3 count_slow=1
     cli_items=3300000 cli_runs=5 module_requests=1000000 module_rounds=5 module_set=1000000
+    compressed_lines=10000000 compressed_rounds=5
     mode="full"
     [[ -n $report ]] || report=$root/docs/benchmarks.md
 fi
@@ -94,6 +99,7 @@ module_requests=${opt_requests:-$module_requests}
 if [[ -n $opt_runs ]]; then
     hll_runs=$((opt_runs < 7 ? 7 : opt_runs)) bloom_runs=$((opt_runs < 3 ? 3 : opt_runs))
     bloom_runs_large=$opt_runs count_runs=$opt_runs cli_runs=$opt_runs module_rounds=$opt_runs
+    compressed_rounds=$opt_runs
 fi
 want() { [[ ,$sections, == *,$1,* ]]; }
 
@@ -110,6 +116,10 @@ want bloom && ! have_libbloom && missing+=(libbloom-dev)
 want bloomcli && ! have_dcso && missing+=(golang-github-dcso-bloom-cli)
 { want count || want module; } && ! have_redis && missing+=(redis-server redis-tools)
 want module && ! /usr/bin/python3 -c 'import redis' 2> /dev/null && missing+=(python3-redis)
+# The fastest gzip decompressors, the floor of compressed_bench.
+want compressed && ! command -v igzip > /dev/null && missing+=(isal)
+want compressed && ! command -v pigz > /dev/null && missing+=(pigz)
+want compressed && ! command -v zstd > /dev/null && missing+=(zstd)
 for tool in cmake cc; do command -v $tool > /dev/null || missing+=("$([[ $tool == cc ]] && echo gcc || echo $tool)"); done
 [[ -f /usr/include/xxhash.h ]] || missing+=(libxxhash-dev)
 if ((${#missing[@]})); then
@@ -198,6 +208,10 @@ if want module; then
         skip module "redis-server, redis-benchmark (redis-tools) or python3-redis is missing"
     fi
 fi
+if want compressed; then
+    run_section compressed env ROUNDS="$compressed_rounds" BENCH_LINES="$compressed_lines" \
+        BENCH_DISTINCT="$((compressed_lines / 4))" bash "$here/compressed_bench.sh" "$build"
+fi
 load_end=$(cut -d' ' -f1-3 /proc/loadavg)
 total_min=$(( (SECONDS - t_start + 30) / 60 ))
 
@@ -251,6 +265,13 @@ summary=$(
                 for (k in t) if (k ~ /^redis/) printf "| count distinct lines | sketch count against Redis PFADD via redis-cli --pipe, then PFCOUNT | %s s | %s s | **%.1fx** faster |\n", s, t[k], t[k] / s
                 printf "| count distinct lines | sketch count: result (relative error) | %s (%s) | | |\n", r["sketch count"], e["sketch count"]
             }' "$raw/count.out"
+    fi
+    if ok compressed; then
+        awk '/^(gz|zst|xz) / { c = $1 }
+             / \(floor\)/ { floor[c] = $(NF-1); tool[c] = $2 }
+             /^(gz|zst|xz) +sketch count/ {
+                 printf "| compressed input | sketch count of a .%s file against %s -d > /dev/null | %s s | %s s | %sx the time |\n", c, tool[c], $(NF-1), floor[c], $NF }' \
+            "$raw/compressed.out"
     fi
     if ok bloomcli; then
         awk -F' *[|] *' 'NF >= 8 && $4 ~ /^[0-9.]+$/ {
@@ -334,6 +355,7 @@ mkdir -p "$(dirname "$report")"
     want count && echo "| count | count_bench.sh: $count_lines lines, $count_distinct distinct; RUNS=$count_runs, SLOW_RUNS=$count_slow | ${status[count]:-} |"
     want bloomcli && echo "| bloomcli | bloom_cli_bench.sh: BENCH_ITEMS=$cli_items, RUNS=$cli_runs | ${status[bloomcli]:-} |"
     want module && echo "| module | module_bench.sh: REQUESTS=$module_requests, ROUNDS=$module_rounds, SET_ITEMS=$module_set | ${status[module]:-} |"
+    want compressed && echo "| compressed | compressed_bench.sh: BENCH_LINES=$compressed_lines, ROUNDS=$compressed_rounds | ${status[compressed]:-} |"
     echo
     echo "## Summary"
     echo
@@ -354,9 +376,11 @@ mkdir -p "$(dirname "$report")"
         "\`sketch bloom\` against DCSO's \`bloom\` command (Debian: golang-github-dcso-bloom-cli), building a filter from a file of lines and checking lines."
     section_md module "Redis module against Redis's own commands: bench/module_bench.sh" \
         "sketch.so's commands against PFADD, PFCOUNT and a SET on the same server, with redis-benchmark."
+    section_md compressed "Compressed input: bench/compressed_bench.sh" \
+        "\`sketch count\` of gzip, zstd and xz files against the fastest decompressor installed writing to /dev/null, and the usual \`zcat | wc -l\` pipes."
 } > "$report.tmp" && mv "$report.tmp" "$report"
 log "wrote $report ($total_min min)"
-for name in hll bloom count bloomcli module; do
+for name in hll bloom count bloomcli module compressed; do
     want $name && [[ ${status[$name]:-} == failed* ]] && exit 1
 done
 exit 0
