@@ -46,7 +46,8 @@ static size_t table_bytes(unsigned records)
 
 static size_t filter_memory(const sk_bloom *f)
 {
-    size_t bytes = sizeof *f + table_bytes(f->table_cap) + f->map_len;
+    size_t bytes = sizeof *f + table_bytes(f->table_cap) +
+                   (f->file_copy.block != NULL ? f->file_copy.block_len : f->map_len);
     for (unsigned i = 0; i < f->nlayers; i++)
         if (f->layers[i].storage == STORAGE_ALLOC)
             bytes += f->layers[i].array.block_len;
@@ -184,7 +185,9 @@ void sk_bloom_free(sk_bloom *f)
         layer_release(f, &f->layers[i]);
     if (f->table_cap != 0)
         sk__free(&f->alloc, f->layers, table_bytes(f->table_cap));
-    if (f->map != NULL)
+    if (f->file_copy.block != NULL)
+        sk__array_free(&f->alloc, &f->file_copy);
+    else if (f->map != NULL)
         munmap(f->map, f->map_len);
     sk_allocator a = f->alloc;
     sk__free(&a, f, sizeof *f);

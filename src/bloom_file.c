@@ -1,12 +1,16 @@
 /*
- * bloom_file.c: Bloom filter files: saved atomically, opened by mapping
- * them into memory (the layout of format.h, with every bit array on a page
- * boundary).
+ * bloom_file.c: Bloom filter files: saved atomically, opened by reading
+ * them into memory, or by mapping them (the layout of format.h, with every
+ * bit array on a page boundary).
  *
- * A mapped filter reads only the pages its operations touch, so a query of
- * a 1 GB filter reads a few pages. The mapping is private: changes stay in
- * memory until the filter is saved, which writes a new file and renames it
- * over the old one.
+ * A filter read into memory is its own: whatever happens to the file later
+ * (truncated by cp, rewritten in place by rsync --inplace) cannot change it
+ * or fault its accesses, and a save writes only what it read and changed.
+ * A mapped filter (SK_BLOOM_MAP) reads only the pages its operations touch,
+ * so a query of a 1 GB filter reads a few pages, at the price of depending
+ * on the file: a page of a file that shrank faults (SIGBUS). Either way
+ * changes stay in memory until the filter is saved, which writes a new file
+ * and renames it over the old one.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -81,9 +85,31 @@ static int parse_file(sk_bloom *f, uint8_t *p, size_t size, unsigned flags)
     return (flags & SK_BLOOM_VERIFY) ? sk__bloom_verify_arrays(f) : SK_OK;
 }
 
-/* Maps the regular file at path: SK_OK, SK_EFORMAT for an empty one, or
- * SK_EIO with errno set. */
-static int map_file(const char *path, void **map, size_t *size)
+/* Reads size bytes of fd into f's own memory; SK_ETRUNCATED if the file
+ * has become shorter. */
+static int copy_file(int fd, sk_bloom *f, size_t size)
+{
+    uint8_t *p = sk__array_alloc(&f->alloc, size, &f->file_copy);
+    if (p == NULL)
+        return SK_ENOMEM;
+    for (size_t have = 0; have < size;) {
+        ssize_t n = pread(fd, p + have, size - have, (off_t)have);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return SK_EIO;
+        if (n == 0)
+            return SK_ETRUNCATED;
+        have += (size_t)n;
+    }
+    f->map = p;
+    f->map_len = size;
+    return SK_OK;
+}
+
+/* Opens the regular file at path and maps it or reads it into f: SK_OK,
+ * SK_EFORMAT for an empty one, or SK_EIO with errno set. */
+static int load_file(const char *path, sk_bloom *f, int mapped)
 {
     /* Non-blocking, so that a FIFO without a writer is refused, not waited on. */
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -99,12 +125,23 @@ static int map_file(const char *path, void **map, size_t *size)
         e = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
     } else if (st.st_size == 0) {
         rc = SK_EFORMAT;
+    } else if ((uint64_t)st.st_size > SIZE_MAX) {
+        rc = SK_ETOOLARGE;
+    } else if (!mapped) {
+        rc = copy_file(fd, f, (size_t)st.st_size);
+        e = errno;
     } else {
-        *size = (size_t)st.st_size;
-        *map = mmap(NULL, *size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-        if (*map == MAP_FAILED) {
+        void *map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+        if (map == MAP_FAILED) {
             rc = SK_EIO;
             e = errno;
+        } else {
+            f->map = map;
+            f->map_len = (size_t)st.st_size;
+            /* Queries touch scattered pages: read-ahead would read megabytes
+             * around each one. Whole-filter scans ask for sequential reads
+             * while they run. */
+            madvise(map, f->map_len, MADV_RANDOM);
         }
     }
     close(fd);
@@ -118,26 +155,18 @@ int sk_bloom_open(sk_bloom **out, const char *path, unsigned flags,
     if (out == NULL)
         return SK_EINVAL;
     *out = NULL;
-    if (path == NULL || (flags & ~SK_BLOOM_VERIFY) != 0)
+    if (path == NULL || (flags & ~(SK_BLOOM_VERIFY | SK_BLOOM_MAP)) != 0)
         return SK_EINVAL;
-    void *map;
-    size_t size;
-    int rc = map_file(path, &map, &size);
-    if (rc != SK_OK)
-        return rc;
-    /* Queries touch scattered pages: read-ahead would read megabytes around
-     * each one. Whole-filter scans ask for sequential reads while they run. */
-    madvise(map, size, MADV_RANDOM);
     sk_bloom *f = sk__bloom_alloc(SK_BLOOM_BLOCKED, 0, 0, allocator);
-    if (f == NULL) {
-        munmap(map, size);
+    if (f == NULL)
         return SK_ENOMEM;
-    }
-    f->map = map;
-    f->map_len = size;
-    rc = parse_file(f, map, size, flags);
+    int rc = load_file(path, f, (flags & SK_BLOOM_MAP) != 0);
+    if (rc == SK_OK)
+        rc = parse_file(f, f->map, f->map_len, flags);
     if (rc != SK_OK) {
+        int e = errno;
         sk_bloom_free(f);
+        errno = e;
         return rc;
     }
     *out = f;

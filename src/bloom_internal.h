@@ -48,8 +48,9 @@ struct sk_bloom {
     uint64_t max_memory;
     int single_writer;
     int restoring; /* between sk_bloom_restore_begin and a successful finish */
-    void *map; /* the file this filter was opened from */
+    void *map; /* the file this filter was opened from: mapped, or its copy */
     size_t map_len;
+    struct sk__array file_copy; /* holds the copy; block NULL when mapped */
     sk_allocator alloc;
     struct layer first;
 };

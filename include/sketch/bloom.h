@@ -212,12 +212,17 @@ SK_API int sk_bloom_deserialize(sk_bloom **out, const void *buf, size_t len,
  * new one. SK_EIO leaves errno set. */
 SK_API int sk_bloom_save(const sk_bloom *f, const char *path);
 
-/* Opens a filter file by mapping it into memory: only the pages that
- * operations touch are read, so a query of a 1 GB filter reads a few pages.
- * The header is always validated; the bit arrays' checksums only with
- * SK_BLOOM_VERIFY, which reads the whole file. Changes stay in memory (the
- * mapping is private) until sk_bloom_save. */
+/* Opens a filter file, read into memory: the filter is then its own, and
+ * nothing done to the file later (truncated, rewritten in place) changes
+ * it. With SK_BLOOM_MAP the file is mapped instead: only the pages that
+ * operations touch are read, so a query of a 1 GB filter reads a few pages,
+ * but the file must not shrink while it is open (an access past its new
+ * end raises SIGBUS). The header is always validated; the bit arrays'
+ * checksums only with SK_BLOOM_VERIFY, which reads them all. Changes stay
+ * in memory until sk_bloom_save. SK_ETRUNCATED if the file shrank while it
+ * was read. */
 #define SK_BLOOM_VERIFY 1u
+#define SK_BLOOM_MAP 2u
 SK_API int sk_bloom_open(sk_bloom **out, const char *path, unsigned flags,
                          const sk_allocator *allocator);
 

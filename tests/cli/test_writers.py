@@ -197,3 +197,79 @@ def test_a_damaged_filter_is_not_rewritten(sk, tmp_path):
     assert path.read_bytes() == bytes(data)
     assert not (tmp_path / "out.bloom").exists()
     assert "checksum" in sk.fail("bloom", "info", "--verify", path)
+
+
+def wait_until(predicate, what, timeout=30.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return
+        time.sleep(0.01)
+    pytest.fail("timed out waiting until " + what)
+
+
+def maps_file(pid, path):
+    try:
+        with open("/proc/%d/maps" % pid) as f:
+            return str(path) in f.read()
+    except OSError:
+        return False
+
+
+def holds_open(pid, path):
+    try:
+        fds = os.listdir("/proc/%d/fd" % pid)
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            if os.readlink("/proc/%d/fd/%s" % (pid, fd)) == str(path):
+                return True
+        except OSError:
+            pass
+    return False
+
+
+def test_a_filter_cut_short_while_checked_is_an_error(sk, tmp_path):
+    """`cp new.bloom live.bloom` truncates the file in place: a check that
+    has it mapped stops with exit 2 and a message, never with SIGBUS."""
+    path = tmp_path / "live.bloom"
+    sk.ok("bloom", "create", "-n", "2000000", "-p", "0.01", path)
+    check = subprocess.Popen([sk.binary, "bloom", "check", "-c", str(path)],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+    wait_until(lambda: maps_file(check.pid, path), "the check maps the filter")
+    os.truncate(path, 4096)
+    try:
+        check.stdin.write(b"".join(b"probe-%d\n" % i for i in range(100000)))
+        check.stdin.close()
+    except BrokenPipeError:
+        pass
+    out, err = check.communicate(timeout=60)
+    assert check.returncode == 2, (check.returncode, err)
+    assert b"changed while being read" in err and str(path).encode() in err
+    assert out == b""
+
+
+def test_an_add_saves_only_what_it_read(sk, tmp_path):
+    """A file rewritten in place while `bloom add` runs (rsync --inplace):
+    the add saves the filter it read plus its items, with checksums of those
+    bytes, not a mix of old and new pages under fresh checksums."""
+    path = tmp_path / "f.bloom"
+    sk.ok("bloom", "create", "-n", "200000", "-p", "0.01", path)
+    first = b"".join(b"old-%d\n" % i for i in range(50000))
+    sk.ok("bloom", "add", path, input=first)
+    size = path.stat().st_size
+    add = subprocess.Popen([sk.binary, "bloom", "add", str(path)], stdin=subprocess.PIPE,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    wait_until(lambda: holds_open(add.pid, path), "the add holds the file")
+    time.sleep(0.5)  # it reads the file right after it has the lock
+    with open(path, "r+b") as f:
+        f.seek(size // 2)
+        f.write(b"\xa5" * (size - size // 2))
+    second = b"".join(b"new-%d\n" % i for i in range(50000))
+    out, err = add.communicate(second, timeout=60)
+    assert add.returncode == 0, err
+    sk.ok("bloom", "info", "--verify", path)
+    out = sk.ok("bloom", "check", "-c", path, input=first + second)
+    assert int(out.stdout) == 100000
