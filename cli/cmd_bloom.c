@@ -141,7 +141,7 @@ static sk_bloom *open_or_die(const char *path, unsigned flags)
         die("%s: not a valid Bloom filter: checksum mismatch: its bits are damaged (see "
             "'sketch bloom info --verify'); refusing to write from it", path);
     if (rc != SK_OK)
-        die("%s: not a valid Bloom filter: %s", path, sk_strerror(rc));
+        die("%s: not a valid Bloom filter: %s%s", path, sk_strerror(rc), file_hint(path));
     return f;
 }
 
@@ -282,6 +282,7 @@ static int parse_bloom_options(const char *cmd, const char *usage, const char *o
         {"no-wait", no_argument, NULL, 'W'},
         {"raw", no_argument, NULL, 'R'},
         {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, OPTION_VERSION},
         {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof *o);
     o->layout = SK_BLOOM_AUTO;
@@ -318,6 +319,12 @@ static int bloom_create(int argc, char **argv)
     if (rc == SK_ETOOLARGE)
         die("a filter for %llu items at rate %g would exceed 2^48 bits",
             (unsigned long long)o.capacity, o.fp_rate);
+    sk_bloom_layer planned;
+    if (rc == SK_ENOMEM && sk_bloom_plan(&options, 0, &planned) == SK_OK)
+        die("a filter for %llu items at rate %g takes %llu bytes (%.1f GiB) of bits, more "
+            "memory than could be had",
+            (unsigned long long)o.capacity, o.fp_rate, (unsigned long long)planned.bytes,
+            (double)planned.bytes / (1u << 30));
     if (rc != SK_OK)
         die("cannot create the filter: %s", sk_strerror(rc));
     save_or_die(f, path);
@@ -406,6 +413,8 @@ static int bloom_add(int argc, char **argv)
         struct input *in = inputs_open(stdin_name, 1, &count);
         struct progress progress;
         progress_init(&progress, in[0].size - in[0].start, 256u << 20);
+        if (inputs_interactive(in, count))
+            progress.enabled = 0;
         void **contexts;
         int used;
         const char *failed = NULL;

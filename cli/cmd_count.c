@@ -139,6 +139,7 @@ int cmd_count(int argc, char **argv)
         {"no-wait", no_argument, NULL, 'W'},
         {"raw", no_argument, NULL, 'R'},
         {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, OPTION_VERSION},
         {NULL, 0, NULL, 0}};
     struct count_cli cli = {{SK_HLL_DEFAULT_PRECISION, 0, '\t'}, NULL, 0, 0};
     const struct cli_spec spec = {"count", count_usage, ":p:f:d:o:j:vhWR", longopts};
@@ -154,6 +155,8 @@ int cmd_count(int argc, char **argv)
         total += inputs[i].size;
     struct progress progress;
     progress_init(&progress, total, 256u << 20);
+    if (inputs_interactive(inputs, input_count))
+        progress.enabled = 0;
 
     void **contexts;
     int used;

@@ -111,6 +111,7 @@ static int parse_hll_options(const char *cmd, const char *usage, const char *opt
         {"no-wait", no_argument, NULL, 'W'},
         {"raw", no_argument, NULL, 'R'},
         {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, OPTION_VERSION},
         {NULL, 0, NULL, 0}};
     memset(opt, 0, sizeof *opt);
     const struct cli_spec spec = {cmd, usage, optstring, longopts};

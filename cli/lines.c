@@ -153,6 +153,14 @@ static void input_end(struct input *in)
     in->decoder = NULL;
 }
 
+int inputs_interactive(const struct input *inputs, int count)
+{
+    for (int i = 0; i < count; i++)
+        if (inputs[i].fd == STDIN_FILENO && isatty(STDIN_FILENO))
+            return 1;
+    return 0;
+}
+
 void inputs_close(struct input *inputs, int count)
 {
     for (int i = 0; i < count; i++)

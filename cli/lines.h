@@ -52,6 +52,10 @@ const char *lines_strerror(int err);
 struct input *inputs_open(char **paths, int count, int *opened);
 void inputs_close(struct input *inputs, int count);
 
+/* Whether one of the inputs is standard input at an interactive terminal:
+ * no progress bar is drawn over what a person types. */
+int inputs_interactive(const struct input *inputs, int count);
+
 /* Called with data[0..len) holding one or more whole lines, each ending in
  * '\n' except perhaps the very last line of an input. Returns 0 to go on. */
 typedef int (*lines_fn)(void *ctx, const char *data, size_t len);

@@ -3,6 +3,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -13,13 +14,21 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "decompress.h"
+
 int option_no_wait;
 int option_raw;
+
+/* The subcommand running ("bloom add"), for the prefix of its messages. */
+static const char *current_command;
 
 void die(const char *fmt, ...)
 {
     va_list ap;
-    fputs("sketch: ", stderr);
+    if (current_command != NULL)
+        fprintf(stderr, "sketch %s: ", current_command);
+    else
+        fputs("sketch: ", stderr);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
@@ -81,6 +90,7 @@ int parse_options(const struct cli_spec *spec, int argc, char **argv,
                                  const char *long_name),
                   void *ctx)
 {
+    current_command = spec->cmd;
     opterr = 0;
     optind = 1;
     int c, longindex = -1;
@@ -89,6 +99,10 @@ int parse_options(const struct cli_spec *spec, int argc, char **argv,
         longindex = -1;
         if (c == 'h') {
             fputs(spec->usage, stdout);
+            exit(EXIT_OK);
+        }
+        if (c == OPTION_VERSION) {
+            printf("sketch %s\n", sk_version());
             exit(EXIT_OK);
         }
         if (c == ':')
@@ -181,6 +195,32 @@ void progress_finish(struct progress *p)
         fputs("\r\033[K", stderr);
 }
 
+const char *file_hint(const char *path)
+{
+    unsigned char head[CODEC_MAGIC_MAX], last = 0;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return "";
+    ssize_t n = read(fd, head, sizeof head);
+    off_t end = lseek(fd, 0, SEEK_END);
+    if (end > 0 && pread(fd, &last, 1, end - 1) != 1)
+        last = 0;
+    close(fd);
+    if (n <= 0)
+        return "";
+    enum codec codec = codec_detect(head, (size_t)n);
+    if (codec == CODEC_GZIP)
+        return " (it is gzip-compressed: decompress it first)";
+    if (codec == CODEC_ZSTD)
+        return " (it is zstd-compressed: decompress it first)";
+    if (codec == CODEC_XZ)
+        return " (it is xz-compressed: decompress it first)";
+    if (n >= 4 && memcmp(head, "HYLL", 4) == 0 && last == '\n')
+        return " (it ends with a newline, as `redis-cli --raw GET` writes a string: remove "
+               "it with head -c -1)";
+    return "";
+}
+
 sk_hll *load_hll_or_die(const char *path, sk_hll_format *format)
 {
     sk_hll *h;
@@ -190,7 +230,7 @@ sk_hll *load_hll_or_die(const char *path, sk_hll_format *format)
     if (rc == SK_ETRUNCATED && path_size(path) > SK_HLL_MAX_SERIALIZED_SIZE)
         die("%s: too large to be a HyperLogLog sketch", path);
     if (rc != SK_OK)
-        die("%s: not a valid HyperLogLog sketch: %s", path, sk_strerror(rc));
+        die("%s: not a valid HyperLogLog sketch: %s%s", path, sk_strerror(rc), file_hint(path));
     return h;
 }
 
@@ -261,6 +301,10 @@ int run_subcommand(const char *group, const char *usage, const struct subcommand
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         fputs(usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? EXIT_FAILURE_USAGE : EXIT_OK;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("sketch %s\n", sk_version());
+        return EXIT_OK;
     }
     for (size_t i = 0; i < count; i++)
         if (strcmp(argv[1], table[i].name) == 0)

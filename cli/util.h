@@ -35,6 +35,8 @@ extern int option_no_wait;
 /* --raw, taken by the subcommands that read lines (the code 'R'): gzip,
  * zstd and xz input is read as its bytes, not decompressed (lines.h). */
 extern int option_raw;
+/* The code of --version in every subcommand's table of long options. */
+#define OPTION_VERSION 0x100
 struct cli_spec {
     const char *cmd;
     const char *usage;
@@ -72,6 +74,11 @@ struct progress {
 void progress_init(struct progress *p, uint64_t total, uint64_t min_total);
 void progress_draw(struct progress *p);
 void progress_finish(struct progress *p);
+
+/* A hint for a file that is not a valid sketch or filter, to follow the
+ * reason in a message: compressed, or a Redis string with the newline
+ * redis-cli --raw adds; "" when there is none. */
+const char *file_hint(const char *path);
 
 /* Loads a sketch file in either format, or dies with a one-line message. */
 sk_hll *load_hll_or_die(const char *path, sk_hll_format *format);

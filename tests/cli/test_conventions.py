@@ -1,0 +1,98 @@
+"""Conventions people rely on: --version everywhere, one message style
+naming the subcommand, hints where a likely cause is known, and no
+progress bar over what a person types."""
+import os
+import pty
+import re
+import select
+import subprocess
+
+import pytest
+
+SUBCOMMANDS = [["count"], ["hll", "add"], ["hll", "count"], ["hll", "merge"],
+               ["hll", "info"], ["hll", "export"], ["bloom", "create"], ["bloom", "add"],
+               ["bloom", "check"], ["bloom", "info"], ["bloom", "merge"]]
+
+
+@pytest.mark.parametrize("words", [[]] + [["hll"], ["bloom"]] + SUBCOMMANDS, ids=" ".join)
+def test_version_everywhere(sk, words):
+    out = sk.ok(*words, "--version")
+    assert re.fullmatch(rb"sketch \d+\.\d+\.\d+\n", out.stdout), out.stdout
+
+
+@pytest.mark.parametrize("words", SUBCOMMANDS, ids=" ".join)
+def test_help_has_an_example_or_usage_for_every_subcommand(sk, words):
+    out = sk.ok(*words, "--help").stdout.decode()
+    assert out.startswith("Usage: sketch " + " ".join(words))
+
+
+def test_messages_name_the_subcommand(sk, tmp_path):
+    missing = tmp_path / "missing"
+    assert sk.fail("hll", "count", missing).startswith("sketch hll count: %s: " % missing)
+    assert sk.fail("bloom", "check", missing, "x").startswith("sketch bloom check: ")
+    assert sk.fail("count", missing).startswith("sketch count: ")
+    assert sk.fail("nosuch").startswith("sketch: unknown command")
+
+
+def test_hints(sk, tmp_path):
+    """A Redis string saved by `redis-cli --raw GET` ends with a newline; a
+    compressed sketch is not a sketch; a filter too large for memory says
+    how large it is."""
+    h = tmp_path / "h.hll"
+    sk.ok("hll", "add", h, "a", "b")
+    redis = sk.ok("hll", "export", "-o", "-", h).stdout
+    with_newline = tmp_path / "saved.hyll"
+    with_newline.write_bytes(redis + b"\n")
+    msg = sk.fail("hll", "count", with_newline)
+    assert "ends with a newline" in msg and "head -c -1" in msg
+    gz = tmp_path / "h.hll.gz"
+    gz.write_bytes(subprocess.run(["gzip", "-c", str(h)], stdout=subprocess.PIPE,
+                                  check=True).stdout)
+    assert "gzip-compressed" in sk.fail("hll", "count", gz)
+    big = tmp_path / "big.bloom"
+    msg = sk.fail("bloom", "create", "-n", "10000000000", "-p", "0.001", big,
+                  preexec_fn=lambda: __import__("resource").setrlimit(
+                      __import__("resource").RLIMIT_AS, (2 << 30, 2 << 30)))
+    assert "takes 19431878848 bytes (18.1 GiB)" in msg, msg
+    assert not big.exists()
+
+
+def run_on_terminal(args, stdin_terminal, data=None):
+    """Runs with standard error on a pseudo-terminal (and standard input on
+    one too, or from data); returns what appeared on the terminal."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(args, stdin=slave if stdin_terminal else subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=slave)
+    os.close(slave)
+    if stdin_terminal:
+        os.write(master, b"typed\n\x04")
+    else:
+        proc.stdin.write(data)
+        proc.stdin.close()
+    seen = b""
+    while True:
+        ready, _, _ = select.select([master], [], [], 30)
+        if not ready:
+            break
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    proc.wait(timeout=60)
+    os.close(master)
+    return proc, seen
+
+
+def test_no_progress_over_typed_input(sk, tmp_path):
+    """Standard error on a terminal draws a progress bar for a stream, but
+    not when the stream is the terminal a person types on."""
+    proc, seen = run_on_terminal([sk.binary, "count"], stdin_terminal=False,
+                                 data=b"x\n" * 3000000)
+    assert proc.returncode == 0
+    assert b"MiB read" in seen
+    proc, seen = run_on_terminal([sk.binary, "count"], stdin_terminal=True)
+    assert proc.returncode == 0
+    assert b"MiB" not in seen and b"\r[" not in seen
