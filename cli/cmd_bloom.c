@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "fields.h"
 #include "file_lock.h"
 #include "lines.h"
 #include "util.h"
@@ -58,11 +59,15 @@ static const char create_usage[] =
     "  -h, --help            show this help\n";
 
 static const char add_usage[] =
-    "Usage: sketch bloom add FILE [ITEM]...\n"
+    "Usage: sketch bloom add [OPTION]... FILE [ITEM]...\n"
     "Add the ITEMs, or else every line of standard input, to the filter in FILE.\n"
     "Every argument after FILE is an item. Print, on standard error with -v, how\n"
     "many were new.\n"
     "\n"
+    "  -f, --field N   add the N-th field of each line (from 1); lines with fewer\n"
+    "                  fields are skipped\n"
+    "  -d, --delimiter C  field delimiter, one byte (default: tab)\n"
+    "  -w, --whitespace   fields are separated by runs of blanks, as in awk\n"
     "  -v, --verbose   report how many items were new\n"
     "  -j, --threads N threads adding lines (default: one per core; scalable\n"
     "                  filters use one)\n"
@@ -79,6 +84,10 @@ static const char check_usage[] =
     "FILE, like grep. Exit status 0 if any was printed, 1 if none, 2 on error.\n"
     "Options come before FILE; every argument after FILE is an item.\n"
     "\n"
+    "  -f, --field N  check the N-th field of each line (from 1), and print the\n"
+    "                 whole line, as grep does; a line without it is absent\n"
+    "  -d, --delimiter C  field delimiter, one byte (default: tab)\n"
+    "  -w, --whitespace   fields are separated by runs of blanks, as in awk\n"
     "  -v, --invert   print the items that are definitely not in the filter\n"
     "  -c, --count    print only the number of items that would be printed\n"
     "      --raw      read gzip, zstd or xz input as it is, not decompressed\n"
@@ -213,6 +222,7 @@ struct bloom_options {
     double fp_rate;
     sk_bloom_layout layout;
     int scalable, force, verbose, invert, count_only, intersect, verify;
+    struct field_spec fields;
     unsigned expansion;
     int threads;
     const char *output;
@@ -252,7 +262,20 @@ static void bloom_option(void *ctx, int c, const char *value, const char *long_n
         o->expansion = (unsigned)parse_uint(value, "expansion", 1, SK_BLOOM_MAX_EXPANSION);
         p->expansion_given = 1;
         break;
-    case 'f': o->force = 1; break;
+    case 'f':
+        /* -f is --force for create and --field for add and check. */
+        if (strcmp(p->cmd, "bloom create") == 0) {
+            if (long_name != NULL && strcmp(long_name, "force") != 0)
+                die_usage(p->cmd, "unknown option '--%s'", long_name);
+            o->force = 1;
+        } else {
+            if (long_name != NULL && strcmp(long_name, "field") != 0)
+                die_usage(p->cmd, "unknown option '--%s'", long_name);
+            field_option(&o->fields, c, value, p->cmd);
+        }
+        break;
+    case 'd':
+    case 'w': field_option(&o->fields, c, value, p->cmd); break;
     case 'v': o->verbose = o->invert = 1; break;
     case 'c': o->count_only = 1; break;
     case 'o': o->output = value; break;
@@ -272,6 +295,9 @@ static int parse_bloom_options(const char *cmd, const char *usage, const char *o
         {"scalable", no_argument, NULL, 's'},
         {"expansion", required_argument, NULL, 'e'},
         {"force", no_argument, NULL, 'f'},
+        {"field", required_argument, NULL, 'f'},
+        {"delimiter", required_argument, NULL, 'd'},
+        {"whitespace", no_argument, NULL, 'w'},
         {"verbose", no_argument, NULL, 'v'},
         {"invert", no_argument, NULL, 'v'},
         {"count", no_argument, NULL, 'c'},
@@ -286,6 +312,7 @@ static int parse_bloom_options(const char *cmd, const char *usage, const char *o
         {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof *o);
     o->layout = SK_BLOOM_AUTO;
+    o->fields.delimiter = '\t';
     o->expansion = 2;
     struct bloom_parse p = {cmd, o, 0};
     const struct cli_spec spec = {cmd, usage, optstring, longopts};
@@ -340,6 +367,8 @@ static int bloom_create(int argc, char **argv)
 
 struct add_worker {
     sk_bloom *filter;
+    const struct field_spec *fields;
+    uint64_t skipped; /* lines without the field */
     const void *items[LINE_BATCH];
     size_t lens[LINE_BATCH];
     uint8_t added[LINE_BATCH];
@@ -348,13 +377,20 @@ struct add_worker {
     int error;
 };
 
+struct add_shared {
+    sk_bloom *filter;
+    const struct field_spec *fields;
+};
+
 static void *add_worker_init(void *shared, int thread)
 {
     (void)thread;
+    const struct add_shared *sh = shared;
     struct add_worker *w = calloc(1, sizeof *w);
     if (w == NULL)
         die("out of memory");
-    w->filter = shared;
+    w->filter = sh->filter;
+    w->fields = sh->fields;
     return w;
 }
 
@@ -373,6 +409,10 @@ static int add_flush(struct add_worker *w)
 
 static inline int add_line(struct add_worker *w, const char *line, size_t len)
 {
+    if (!select_field(w->fields, &line, &len)) {
+        w->skipped++;
+        return 0;
+    }
     w->items[w->pending] = line;
     w->lens[w->pending] = len;
     return ++w->pending == LINE_BATCH ? add_flush(w) : 0;
@@ -389,7 +429,7 @@ static int add_lines(void *ctx, const char *data, size_t len)
 static int bloom_add(int argc, char **argv)
 {
     struct bloom_options o;
-    int first = parse_bloom_options("bloom add", add_usage, "+:vj:hWR", argc, argv, &o);
+    int first = parse_bloom_options("bloom add", add_usage, "+:f:d:wvj:hWR", argc, argv, &o);
     if (first >= argc)
         die_usage("bloom add", "missing FILE");
     const char *path = argv[first];
@@ -398,7 +438,7 @@ static int bloom_add(int argc, char **argv)
     sk_bloom *f = open_or_die(path, SK_BLOOM_VERIFY);
     sk_bloom_info info;
     sk_bloom_get_info(f, &info);
-    uint64_t new_items = 0;
+    uint64_t new_items = 0, skipped = 0;
     if (first + 1 < argc) {
         sk_bloom_set_single_writer(f, 1);
         for (int i = first + 1; i < argc; i++) {
@@ -422,7 +462,8 @@ static int bloom_add(int argc, char **argv)
         /* One thread: plain stores instead of locked ORs (sketch/bloom.h). */
         if (threads == 1)
             sk_bloom_set_single_writer(f, 1);
-        int err = lines_read_parallel(in, count, threads, add_worker_init, f, add_lines,
+        struct add_shared shared = {f, &o.fields};
+        int err = lines_read_parallel(in, count, threads, add_worker_init, &shared, add_lines,
                                       &progress, &contexts, &used, &failed);
         inputs_close(in, count);
         for (int t = 0; t < used; t++) {
@@ -430,6 +471,7 @@ static int bloom_add(int argc, char **argv)
             if (w->error != 0)
                 die("%s: %s", path, sk_strerror(w->error));
             new_items += w->new_items;
+            skipped += w->skipped;
             free(w);
         }
         free(contexts);
@@ -438,8 +480,12 @@ static int bloom_add(int argc, char **argv)
     }
     save_or_die(f, path);
     unlock_file(lock);
-    if (o.verbose)
+    if (o.verbose) {
         fprintf(stderr, "new items: %llu\n", (unsigned long long)new_items);
+        if (o.fields.field != 0)
+            fprintf(stderr, "lines without field %u: %llu\n", o.fields.field,
+                    (unsigned long long)skipped);
+    }
     sk_bloom_free(f);
     return EXIT_OK;
 }
@@ -448,9 +494,13 @@ static int bloom_add(int argc, char **argv)
 
 struct checker {
     const sk_bloom *filter;
+    const struct field_spec *fields;
     int invert, count_only;
     const void *items[LINE_BATCH];
     size_t lens[LINE_BATCH];
+    const char *lines[LINE_BATCH]; /* printed whole, as grep prints */
+    size_t line_lens[LINE_BATCH];
+    uint8_t no_field[LINE_BATCH];  /* a line without the field is not in the filter */
     uint8_t found[LINE_BATCH];
     size_t pending;
     uint64_t matched;
@@ -460,10 +510,10 @@ static void check_flush(struct checker *c)
 {
     sk_bloom_contains_batch(c->filter, c->items, c->lens, c->pending, c->found);
     for (size_t i = 0; i < c->pending; i++) {
-        if ((c->found[i] != 0) == !c->invert) {
+        if ((c->found[i] != 0 && !c->no_field[i]) == !c->invert) {
             c->matched++;
             if (!c->count_only) {
-                fwrite(c->items[i], 1, c->lens[i], stdout);
+                fwrite(c->lines[i], 1, c->line_lens[i], stdout);
                 putchar('\n');
             }
         }
@@ -473,6 +523,9 @@ static void check_flush(struct checker *c)
 
 static inline int check_line(struct checker *c, const char *line, size_t len)
 {
+    c->lines[c->pending] = line;
+    c->line_lens[c->pending] = len;
+    c->no_field[c->pending] = !select_field(c->fields, &line, &len);
     c->items[c->pending] = line;
     c->lens[c->pending] = len;
     if (++c->pending == LINE_BATCH)
@@ -492,12 +545,13 @@ static int check_lines(void *ctx, const char *data, size_t len)
 static int bloom_check(int argc, char **argv)
 {
     struct bloom_options o;
-    int first = parse_bloom_options("bloom check", check_usage, "+:vchR", argc, argv, &o);
+    int first = parse_bloom_options("bloom check", check_usage, "+:f:d:wvchR", argc, argv, &o);
     if (first >= argc)
         die_usage("bloom check", "missing FILE");
     struct checker c = {0};
     /* Mapped: checking a few items reads a few pages of a large filter. */
     c.filter = open_or_die(argv[first], SK_BLOOM_MAP);
+    c.fields = &o.fields;
     c.invert = o.invert;
     c.count_only = o.count_only;
     static char out_buf[1 << 16];

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "fields.h"
 #include "file_lock.h"
 #include "lines.h"
 #include "util.h"
@@ -25,6 +26,7 @@ static const char count_usage[] =
     "  -f, --field N       count the N-th field (from 1) instead of whole lines;\n"
     "                      lines with fewer fields are skipped\n"
     "  -d, --delimiter C   field delimiter, one byte (default: tab)\n"
+    "  -w, --whitespace    fields are separated by runs of blanks, as in awk\n"
     "  -o, --output FILE   also save the sketch to FILE, for `sketch hll` ('-':\n"
     "                      standard output, before the count)\n"
     "  -j, --threads N     reading threads (default: one per core)\n"
@@ -42,8 +44,7 @@ static const char count_usage[] =
 
 struct count_options {
     unsigned precision;
-    unsigned field;    /* 0: whole line */
-    char delimiter;
+    struct field_spec fields;
 };
 
 struct count_worker {
@@ -65,26 +66,10 @@ static void *count_worker_init(void *shared, int thread)
     return w;
 }
 
-/* Narrows [*item, *item + *len) to field n (from 1); 0 if the line has fewer. */
-static int select_field(const char **item, size_t *len, unsigned n, char delimiter)
-{
-    const char *p = *item, *end = *item + *len;
-    for (unsigned i = 1; i < n; i++) {
-        const char *d = memchr(p, delimiter, (size_t)(end - p));
-        if (d == NULL)
-            return 0;
-        p = d + 1;
-    }
-    const char *d = memchr(p, delimiter, (size_t)(end - p));
-    *item = p;
-    *len = (size_t)((d != NULL ? d : end) - p);
-    return 1;
-}
-
 static inline int count_line(struct count_worker *w, const char *line, size_t len)
 {
     w->lines++;
-    if (w->opt->field != 0 && !select_field(&line, &len, w->opt->field, w->opt->delimiter)) {
+    if (!select_field(&w->opt->fields, &line, &len)) {
         w->skipped++;
         return 0;
     }
@@ -115,12 +100,9 @@ static void count_option(void *ctx, int c, const char *value, const char *long_n
     (void)long_name;
     switch (c) {
     case 'p': cli->opt.precision = parse_precision(value); break;
-    case 'f': cli->opt.field = (unsigned)parse_uint(value, "field", 1, 1u << 30); break;
+    case 'f':
     case 'd':
-        if (strlen(value) != 1)
-            die_usage("count", "the delimiter must be exactly one byte, not '%s'", value);
-        cli->opt.delimiter = value[0];
-        break;
+    case 'w': field_option(&cli->opt.fields, c, value, "count"); break;
     case 'o': cli->output = value; break;
     case 'j': cli->threads = (int)parse_uint(value, "threads", 1, 256); break;
     case 'v': cli->verbose = 1; break;
@@ -133,6 +115,7 @@ int cmd_count(int argc, char **argv)
         {"precision", required_argument, NULL, 'p'},
         {"field", required_argument, NULL, 'f'},
         {"delimiter", required_argument, NULL, 'd'},
+        {"whitespace", no_argument, NULL, 'w'},
         {"output", required_argument, NULL, 'o'},
         {"threads", required_argument, NULL, 'j'},
         {"verbose", no_argument, NULL, 'v'},
@@ -141,8 +124,8 @@ int cmd_count(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, OPTION_VERSION},
         {NULL, 0, NULL, 0}};
-    struct count_cli cli = {{SK_HLL_DEFAULT_PRECISION, 0, '\t'}, NULL, 0, 0};
-    const struct cli_spec spec = {"count", count_usage, ":p:f:d:o:j:vhWR", longopts};
+    struct count_cli cli = {{SK_HLL_DEFAULT_PRECISION, {0, '\t', 0}}, NULL, 0, 0};
+    const struct cli_spec spec = {"count", count_usage, ":p:f:d:wo:j:vhWR", longopts};
     int operands = parse_options(&spec, argc, argv, count_option, &cli);
     struct count_options opt = cli.opt;
     const char *output = cli.output;
@@ -190,8 +173,8 @@ int cmd_count(int argc, char **argv)
     printf("%llu\n", (unsigned long long)sk_hll_count(first->sketch));
     if (verbose) {
         fprintf(stderr, "lines: %llu\n", (unsigned long long)lines);
-        if (opt.field != 0)
-            fprintf(stderr, "lines without field %u: %llu\n", opt.field,
+        if (opt.fields.field != 0)
+            fprintf(stderr, "lines without field %u: %llu\n", opt.fields.field,
                     (unsigned long long)skipped);
         print_estimate(first->sketch, stderr);
     }
