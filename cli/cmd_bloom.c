@@ -21,6 +21,7 @@
 
 #include "commands.h"
 #include "fields.h"
+#include "report.h"
 #include "file_lock.h"
 #include "lines.h"
 #include "util.h"
@@ -90,14 +91,17 @@ static const char check_usage[] =
     "  -w, --whitespace   fields are separated by runs of blanks, as in awk\n"
     "  -v, --invert   print the items that are definitely not in the filter\n"
     "  -c, --count    print only the number of items that would be printed\n"
+    "      --json     with -c: {\"matched\": N, \"checked\": M} instead\n"
     "      --raw      read gzip, zstd or xz input as it is, not decompressed\n"
     "  -h, --help     show this help\n";
 
 static const char info_usage[] =
-    "Usage: sketch bloom info [--verify] FILE\n"
+    "Usage: sketch bloom info [--verify] [--json] FILE\n"
     "Describe the filter in FILE, one 'name: value' per line. The estimate of\n"
     "the items from the bits set reads the whole filter; --verify also checks\n"
-    "the checksums of its bit arrays.\n";
+    "the checksums of its bit arrays; --json prints one JSON object instead.\n"
+    "Example:\n"
+    "  sketch bloom info --verify urls.bloom\n";
 
 static const char merge_usage[] =
     "Usage: sketch bloom merge [--intersect] -o OUT FILE...\n"
@@ -187,31 +191,14 @@ static double parse_rate(const char *text)
     return p;
 }
 
-static void print_size(const char *label, double bytes)
-{
-    static const char *const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
-    int u = 0;
-    double shown = bytes;
-    while (shown >= 1024 && u < 4) {
-        shown /= 1024;
-        u++;
-    }
-    if (u == 0)
-        printf("%s: %.0f bytes\n", label, bytes);
-    else
-        printf("%s: %.0f bytes (%.1f %s)\n", label, bytes, shown, units[u]);
-}
-
-/* Prints the lines that describe a filter's shape, first in both create
- * and info, and returns its description. */
-static sk_bloom_info print_shape(const sk_bloom *f)
+static sk_bloom_info report_shape(struct report *r, const sk_bloom *f)
 {
     sk_bloom_info info;
     sk_bloom_get_info(f, &info);
-    printf("layout: %s\n", layout_name(info.layout));
-    printf("bits: %llu\n", (unsigned long long)info.bits);
-    printf("hashes: %u\n", info.hashes);
-    print_size("bit arrays", (double)info.array_bytes);
+    report_string(r, "layout", layout_name(info.layout));
+    report_uint(r, "bits", info.bits);
+    report_uint(r, "hashes", info.hashes);
+    report_bytes(r, "bit arrays", (double)info.array_bytes);
     return info;
 }
 
@@ -221,7 +208,7 @@ struct bloom_options {
     uint64_t capacity;
     double fp_rate;
     sk_bloom_layout layout;
-    int scalable, force, verbose, invert, count_only, intersect, verify;
+    int scalable, force, verbose, invert, count_only, intersect, verify, json;
     struct field_spec fields;
     unsigned expansion;
     int threads;
@@ -282,6 +269,7 @@ static void bloom_option(void *ctx, int c, const char *value, const char *long_n
     case 'i': o->intersect = 1; break;
     case 'j': o->threads = (int)parse_uint(value, "threads", 1, 256); break;
     case 'V': o->verify = 1; break;
+    case 'J': o->json = 1; break;
     }
 }
 
@@ -305,6 +293,7 @@ static int parse_bloom_options(const char *cmd, const char *usage, const char *o
         {"intersect", no_argument, NULL, 'i'},
         {"threads", required_argument, NULL, 'j'},
         {"verify", no_argument, NULL, 'V'},
+        {"json", no_argument, NULL, 'J'},
         {"no-wait", no_argument, NULL, 'W'},
         {"raw", no_argument, NULL, 'R'},
         {"help", no_argument, NULL, 'h'},
@@ -356,7 +345,10 @@ static int bloom_create(int argc, char **argv)
         die("cannot create the filter: %s", sk_strerror(rc));
     save_or_die(f, path);
     unlock_file(lock);
-    print_shape(f);
+    struct report r;
+    report_begin(&r, stdout, 0);
+    report_shape(&r, f);
+    report_end(&r);
     sk_bloom_free(f);
     return EXIT_OK;
 }
@@ -503,12 +495,13 @@ struct checker {
     uint8_t no_field[LINE_BATCH];  /* a line without the field is not in the filter */
     uint8_t found[LINE_BATCH];
     size_t pending;
-    uint64_t matched;
+    uint64_t matched, checked;
 };
 
 static void check_flush(struct checker *c)
 {
     sk_bloom_contains_batch(c->filter, c->items, c->lens, c->pending, c->found);
+    c->checked += c->pending;
     for (size_t i = 0; i < c->pending; i++) {
         if ((c->found[i] != 0 && !c->no_field[i]) == !c->invert) {
             c->matched++;
@@ -545,7 +538,7 @@ static int check_lines(void *ctx, const char *data, size_t len)
 static int bloom_check(int argc, char **argv)
 {
     struct bloom_options o;
-    int first = parse_bloom_options("bloom check", check_usage, "+:f:d:wvchR", argc, argv, &o);
+    int first = parse_bloom_options("bloom check", check_usage, "+:f:d:wvchRJ", argc, argv, &o);
     if (first >= argc)
         die_usage("bloom check", "missing FILE");
     struct checker c = {0};
@@ -554,6 +547,8 @@ static int bloom_check(int argc, char **argv)
     c.fields = &o.fields;
     c.invert = o.invert;
     c.count_only = o.count_only;
+    if (o.json && !o.count_only)
+        die_usage("bloom check", "--json goes with -c: the lines themselves are printed as they are");
     static char out_buf[1 << 16];
     setvbuf(stdout, out_buf, _IOFBF, sizeof out_buf);
     if (first + 1 < argc) {
@@ -567,7 +562,10 @@ static int bloom_check(int argc, char **argv)
         if (err != 0)
             die("standard input: %s", lines_strerror(err));
     }
-    if (c.count_only)
+    if (c.count_only && o.json)
+        printf("{\"matched\": %llu, \"checked\": %llu}\n", (unsigned long long)c.matched,
+               (unsigned long long)c.checked);
+    else if (c.count_only)
         printf("%llu\n", (unsigned long long)c.matched);
     if (fflush(stdout) != 0)
         die("standard output: %s", strerror(errno));
@@ -580,27 +578,31 @@ static int bloom_check(int argc, char **argv)
 static int bloom_info(int argc, char **argv)
 {
     struct bloom_options o;
-    int first = parse_bloom_options("bloom info", info_usage, ":Vh", argc, argv, &o);
+    int first = parse_bloom_options("bloom info", info_usage, ":VJh", argc, argv, &o);
     if (first >= argc)
         die_usage("bloom info", "missing FILE");
     if (first + 1 < argc)
         die_usage("bloom info", "one FILE at a time");
     sk_bloom *f = open_or_die(argv[first], SK_BLOOM_MAP | (o.verify ? SK_BLOOM_VERIFY : 0));
-    sk_bloom_info info = print_shape(f);
-    printf("capacity: %llu\n", (unsigned long long)info.capacity);
+    struct report r;
+    report_begin(&r, stdout, o.json);
+    sk_bloom_info info = report_shape(&r, f);
+    report_uint(&r, "capacity", info.capacity);
     if (info.fp_rate > 0)
-        printf("requested fp rate: %g\n", info.fp_rate);
-    printf("items: %llu\n", (unsigned long long)info.count);
-    printf("estimated items: %llu\n", (unsigned long long)sk_bloom_estimate_items(f));
-    printf("expected fp rate now: %.3g\n", sk_bloom_expected_fp_rate(f, info.count));
-    printf("expected fp rate at capacity: %.3g\n",
-           sk_bloom_expected_fp_rate(f, info.capacity));
-    printf("bits per item at capacity: %.2f\n", (double)info.bits / (double)info.capacity);
-    printf("layers: %u\n", info.layers);
+        report_double(&r, "requested fp rate", "%g", info.fp_rate);
+    report_uint(&r, "items", info.count);
+    report_uint(&r, "estimated items", sk_bloom_estimate_items(f));
+    report_double(&r, "expected fp rate now", "%.3g", sk_bloom_expected_fp_rate(f, info.count));
+    report_double(&r, "expected fp rate at capacity", "%.3g",
+                  sk_bloom_expected_fp_rate(f, info.capacity));
+    report_double(&r, "bits per item at capacity", "%.2f",
+                  (double)info.bits / (double)info.capacity);
+    report_uint(&r, "layers", info.layers);
     if (info.expansion != 0)
-        printf("expansion: %u\n", info.expansion);
+        report_uint(&r, "expansion", info.expansion);
     if (o.verify)
-        printf("checksums: ok\n");
+        report_string(&r, "checksums", "ok");
+    report_end(&r);
     sk_bloom_free(f);
     return EXIT_OK;
 }

@@ -14,6 +14,7 @@
 #include "fields.h"
 #include "file_lock.h"
 #include "lines.h"
+#include "report.h"
 #include "util.h"
 
 static const char count_usage[] =
@@ -31,6 +32,8 @@ static const char count_usage[] =
     "                      standard output, before the count)\n"
     "  -j, --threads N     reading threads (default: one per core)\n"
     "  -v, --verbose       also print the error bounds on standard error\n"
+    "      --json          print one JSON object (count, lines, estimate, bounds)\n"
+    "                      instead of the bare count\n"
     "      --raw           read gzip, zstd or xz input as it is, not decompressed\n"
     "      --no-wait       fail (exit 2) instead of waiting while another command\n"
     "                      writes the -o FILE\n"
@@ -91,7 +94,7 @@ static int count_lines(void *ctx, const char *data, size_t len)
 struct count_cli {
     struct count_options opt;
     const char *output;
-    int threads, verbose;
+    int threads, verbose, json;
 };
 
 static void count_option(void *ctx, int c, const char *value, const char *long_name)
@@ -104,6 +107,7 @@ static void count_option(void *ctx, int c, const char *value, const char *long_n
     case 'd':
     case 'w': field_option(&cli->opt.fields, c, value, "count"); break;
     case 'o': cli->output = value; break;
+    case 'J': cli->json = 1; break;
     case 'j': cli->threads = (int)parse_uint(value, "threads", 1, 256); break;
     case 'v': cli->verbose = 1; break;
     }
@@ -119,13 +123,14 @@ int cmd_count(int argc, char **argv)
         {"output", required_argument, NULL, 'o'},
         {"threads", required_argument, NULL, 'j'},
         {"verbose", no_argument, NULL, 'v'},
+        {"json", no_argument, NULL, 'J'},
         {"no-wait", no_argument, NULL, 'W'},
         {"raw", no_argument, NULL, 'R'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, OPTION_VERSION},
         {NULL, 0, NULL, 0}};
-    struct count_cli cli = {{SK_HLL_DEFAULT_PRECISION, {0, '\t', 0}}, NULL, 0, 0};
-    const struct cli_spec spec = {"count", count_usage, ":p:f:d:wo:j:vhWR", longopts};
+    struct count_cli cli = {{SK_HLL_DEFAULT_PRECISION, {0, '\t', 0}}, NULL, 0, 0, 0};
+    const struct cli_spec spec = {"count", count_usage, ":p:f:d:wo:j:vhWRJ", longopts};
     int operands = parse_options(&spec, argc, argv, count_option, &cli);
     struct count_options opt = cli.opt;
     const char *output = cli.output;
@@ -170,13 +175,26 @@ int cmd_count(int argc, char **argv)
         save_hll_or_die(first->sketch, SK_HLL_NATIVE, output);
         unlock_file(lock);
     }
-    printf("%llu\n", (unsigned long long)sk_hll_count(first->sketch));
-    if (verbose) {
-        fprintf(stderr, "lines: %llu\n", (unsigned long long)lines);
+    struct report r;
+    if (cli.json) {
+        report_begin(&r, stdout, 1);
+        report_uint(&r, "count", sk_hll_count(first->sketch));
+        report_uint(&r, "lines", lines);
+        if (opt.fields.field != 0)
+            report_uint(&r, "lines without field", skipped);
+        report_estimate(&r, first->sketch);
+        report_end(&r);
+    } else {
+        printf("%llu\n", (unsigned long long)sk_hll_count(first->sketch));
+    }
+    if (verbose && !cli.json) {
+        report_begin(&r, stderr, 0);
+        report_uint(&r, "lines", lines);
         if (opt.fields.field != 0)
             fprintf(stderr, "lines without field %u: %llu\n", opt.fields.field,
                     (unsigned long long)skipped);
-        print_estimate(first->sketch, stderr);
+        report_estimate(&r, first->sketch);
+        report_end(&r);
     }
     for (int t = 0; t < used; t++) {
         struct count_worker *w = contexts[t];

@@ -18,6 +18,7 @@
 #include "commands.h"
 #include "file_lock.h"
 #include "lines.h"
+#include "report.h"
 #include "util.h"
 
 static const char hll_usage[] =
@@ -55,7 +56,11 @@ static const char count_usage[] =
     "Sketches of different precision are combined at the smallest.\n"
     "\n"
     "  -v, --verbose   also print the error bounds on standard error\n"
-    "  -h, --help      show this help\n";
+    "      --json      print one JSON object: count, estimate, precision,\n"
+    "                  standard error, bounds\n"
+    "  -h, --help      show this help\n"
+    "Example:\n"
+    "  sketch hll count mon.skh tue.skh wed.skh   # distinct over the three days\n";
 
 static const char merge_usage[] =
     "Usage: sketch hll merge [OPTION]... -o OUT FILE...\n"
@@ -69,9 +74,10 @@ static const char merge_usage[] =
     "OUT may be '-' (standard output), a device or a FIFO, written through.\n";
 
 static const char info_usage[] =
-    "Usage: sketch hll info FILE\n"
+    "Usage: sketch hll info [--json] FILE\n"
     "Describe the sketch in FILE: format, precision, encoding, size, estimate and\n"
-    "bounds at 1, 2 and 3 standard deviations, one 'name: value' per line.\n";
+    "bounds at 1, 2 and 3 standard deviations, one 'name: value' per line (with\n"
+    "--json, one JSON object).\n";
 
 static const char export_usage[] =
     "Usage: sketch hll export [-o OUT] FILE\n"
@@ -85,7 +91,7 @@ static const char export_usage[] =
 struct hll_options {
     const char *output;
     unsigned precision; /* 0: not given */
-    int redis, verbose;
+    int redis, verbose, json;
 };
 
 static void hll_option(void *ctx, int c, const char *value, const char *long_name)
@@ -97,6 +103,7 @@ static void hll_option(void *ctx, int c, const char *value, const char *long_nam
     case 'p': opt->precision = parse_precision(value); break;
     case 'r': opt->redis = 1; break;
     case 'v': opt->verbose = 1; break;
+    case 'J': opt->json = 1; break;
     }
 }
 
@@ -108,6 +115,7 @@ static int parse_hll_options(const char *cmd, const char *usage, const char *opt
         {"precision", required_argument, NULL, 'p'},
         {"redis", no_argument, NULL, 'r'},
         {"verbose", no_argument, NULL, 'v'},
+        {"json", no_argument, NULL, 'J'},
         {"no-wait", no_argument, NULL, 'W'},
         {"raw", no_argument, NULL, 'R'},
         {"help", no_argument, NULL, 'h'},
@@ -190,11 +198,23 @@ static sk_hll *load_union(const char *cmd, int first, int argc, char **argv)
 static int hll_count(int argc, char **argv)
 {
     struct hll_options opt;
-    int first = parse_hll_options("hll count", count_usage, ":vh", argc, argv, &opt);
+    int first = parse_hll_options("hll count", count_usage, ":vJh", argc, argv, &opt);
     sk_hll *h = load_union("hll count", first, argc, argv);
-    printf("%llu\n", (unsigned long long)sk_hll_count(h));
-    if (opt.verbose)
-        print_estimate(h, stderr);
+    if (opt.json) {
+        struct report r;
+        report_begin(&r, stdout, 1);
+        report_uint(&r, "count", sk_hll_count(h));
+        report_estimate(&r, h);
+        report_end(&r);
+    } else {
+        printf("%llu\n", (unsigned long long)sk_hll_count(h));
+    }
+    if (opt.verbose && !opt.json) {
+        struct report r;
+        report_begin(&r, stderr, 0);
+        report_estimate(&r, h);
+        report_end(&r);
+    }
     sk_hll_free(h);
     return EXIT_OK;
 }
@@ -220,7 +240,7 @@ static int hll_merge(int argc, char **argv)
 static int hll_info(int argc, char **argv)
 {
     struct hll_options opt;
-    int first = parse_hll_options("hll info", info_usage, ":h", argc, argv, &opt);
+    int first = parse_hll_options("hll info", info_usage, ":Jh", argc, argv, &opt);
     if (first >= argc)
         die_usage("hll info", "missing FILE");
     if (first + 1 < argc)
@@ -234,11 +254,17 @@ static int hll_info(int argc, char **argv)
         die("%s", sk_strerror(encoding));
     sk_hll_info info;
     sk_hll_get_info(h, &info);
-    printf("format: %s\n", format == SK_HLL_REDIS ? "redis" : "sketch 1");
-    printf("registers: %u\n", info.registers);
-    printf("encoding: %s\n", encoding == SK_HLL_SPARSE ? "sparse" : "dense");
-    printf("size: %zu bytes\n", sk_hll_serialized_size(h, format));
-    print_estimate(h, stdout);
+    struct report r;
+    report_begin(&r, stdout, opt.json);
+    report_string(&r, "format", format == SK_HLL_REDIS ? "redis" : "sketch 1");
+    report_uint(&r, "registers", info.registers);
+    report_string(&r, "encoding", encoding == SK_HLL_SPARSE ? "sparse" : "dense");
+    if (opt.json)
+        report_uint(&r, "size bytes", sk_hll_serialized_size(h, format));
+    else
+        printf("size: %zu bytes\n", sk_hll_serialized_size(h, format));
+    report_estimate(&r, h);
+    report_end(&r);
     sk_hll_free(h);
     return EXIT_OK;
 }

@@ -281,20 +281,6 @@ void save_hll_or_die(const sk_hll *h, sk_hll_format format, const char *path)
         die("%s: %s", path, sk_strerror(rc));
 }
 
-void print_estimate(const sk_hll *h, FILE *out)
-{
-    sk_hll_estimate e;
-    sk_hll_estimate_with_bounds(h, &e);
-    static const char *const confidence[3] = {"68.27%", "95.45%", "99.73%"};
-    fprintf(out, "estimate: %llu\n", (unsigned long long)e.count);
-    fprintf(out, "precision: %u\n", sk_hll_precision(h));
-    fprintf(out, "standard error: %.3f%%\n", e.relative_error * 100);
-    for (int k = 0; k < 3; k++)
-        fprintf(out, "%d sd (%s): %.0f .. %.0f\n", k + 1, confidence[k], e.lower[k],
-                e.upper[k]);
-}
-
-
 int run_subcommand(const char *group, const char *usage, const struct subcommand *table,
                    size_t count, int argc, char **argv)
 {

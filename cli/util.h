@@ -101,7 +101,5 @@ struct subcommand {
 int run_subcommand(const char *group, const char *usage, const struct subcommand *table,
                    size_t count, int argc, char **argv);
 
-/* Prints the estimate, precision, standard error and bounds, one per line. */
-void print_estimate(const sk_hll *h, FILE *out);
 
 #endif

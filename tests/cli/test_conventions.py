@@ -96,3 +96,31 @@ def test_no_progress_over_typed_input(sk, tmp_path):
     proc, seen = run_on_terminal([sk.binary, "count"], stdin_terminal=True)
     assert proc.returncode == 0
     assert b"MiB" not in seen and b"\r[" not in seen
+
+
+def test_json_says_what_the_text_says(sk, tmp_path):
+    """--json of count, hll count, hll info, bloom info and bloom check -c:
+    one JSON object with the same numbers as the text."""
+    import json
+    data = b"".join(b"item-%d\n" % (i % 700) for i in range(5000))
+    out = json.loads(sk.ok("count", "--json", "-w", "-f", "1", input=data).stdout)
+    assert out["count"] == sk.count(input=data) and out["lines"] == 5000
+    assert out["lines_without_field"] == 0 and out["precision"] == 14
+    assert len(out["bounds"]) == 3 and out["bounds"][0][0] <= out["estimate"] <= out["bounds"][0][1]
+    h = tmp_path / "h.hll"
+    sk.ok("hll", "add", h, input=data)
+    text = sk.info(h)
+    info = json.loads(sk.ok("hll", "info", "--json", h).stdout)
+    assert info["encoding"] == text["encoding"] and str(info["estimate"]) == text["estimate"]
+    assert str(info["size_bytes"]) + " bytes" == text["size"]
+    assert json.loads(sk.ok("hll", "count", "--json", h).stdout)["count"] == sk.hll_count(h)
+    f = tmp_path / "f.bloom"
+    sk.ok("bloom", "create", "-n", "1000", "-p", "0.01", f)
+    sk.ok("bloom", "add", f, input=data)
+    lines = dict(l.split(": ", 1) for l in sk.ok("bloom", "info", f).stdout.decode().splitlines())
+    binfo = json.loads(sk.ok("bloom", "info", "--json", f).stdout)
+    assert str(binfo["bits"]) == lines["bits"] and str(binfo["items"]) == lines["items"]
+    assert lines["bit arrays"].startswith(str(binfo["bit_arrays_bytes"]) + " bytes")
+    checked = json.loads(sk.ok("bloom", "check", "-c", "--json", f, input=data).stdout)
+    assert checked == {"matched": 5000, "checked": 5000}
+    assert "--json goes with -c" in sk.fail("bloom", "check", "--json", f, "x")
