@@ -34,6 +34,8 @@ static const char count_usage[] =
     "  -v, --verbose       also print the error bounds on standard error\n"
     "      --json          print one JSON object (count, lines, estimate, bounds)\n"
     "                      instead of the bare count\n"
+    "      --per-file      a count per FILE (count, tab, name), then the total, as\n"
+    "                      wc prints them\n"
     "      --raw           read gzip, zstd or xz input as it is, not decompressed\n"
     "      --no-wait       fail (exit 2) instead of waiting while another command\n"
     "                      writes the -o FILE\n"
@@ -94,7 +96,7 @@ static int count_lines(void *ctx, const char *data, size_t len)
 struct count_cli {
     struct count_options opt;
     const char *output;
-    int threads, verbose, json;
+    int threads, verbose, json, per_file;
 };
 
 static void count_option(void *ctx, int c, const char *value, const char *long_name)
@@ -108,9 +110,46 @@ static void count_option(void *ctx, int c, const char *value, const char *long_n
     case 'w': field_option(&cli->opt.fields, c, value, "count"); break;
     case 'o': cli->output = value; break;
     case 'J': cli->json = 1; break;
+    case 'P': cli->per_file = 1; break;
     case 'j': cli->threads = (int)parse_uint(value, "threads", 1, 256); break;
     case 'v': cli->verbose = 1; break;
     }
+}
+
+/* Counts the lines of inputs[0..count): the union sketch, or dies; adds to
+ * *lines and *skipped. */
+static sk_hll *count_inputs(struct input *inputs, int count, int threads,
+                            const struct count_options *opt, struct progress *progress,
+                            uint64_t *lines, uint64_t *skipped)
+{
+    void **contexts;
+    int used;
+    const char *failed = NULL;
+    int err = lines_read_parallel(inputs, count, threads, count_worker_init, (void *)opt,
+                                  count_lines, progress, &contexts, &used, &failed);
+    struct count_worker *first = contexts[0];
+    for (int t = 0; t < used; t++) {
+        struct count_worker *w = contexts[t];
+        if (w->nomem)
+            err = ENOMEM;
+        if (t > 0 && err == 0 && sk_hll_merge(first->sketch, w->sketch) != SK_OK)
+            err = ENOMEM;
+        *lines += w->lines;
+        *skipped += w->skipped;
+    }
+    if (err == ENOMEM)
+        die("out of memory");
+    if (err != 0)
+        die("%s: %s", failed != NULL ? failed : "input", lines_strerror(err));
+    sk_hll *result = first->sketch;
+    for (int t = 0; t < used; t++) {
+        struct count_worker *w = contexts[t];
+        if (t > 0)
+            sk_hll_free(w->sketch);
+        free(w);
+    }
+    free(contexts);
+    return result;
 }
 
 int cmd_count(int argc, char **argv)
@@ -124,14 +163,17 @@ int cmd_count(int argc, char **argv)
         {"threads", required_argument, NULL, 'j'},
         {"verbose", no_argument, NULL, 'v'},
         {"json", no_argument, NULL, 'J'},
+        {"per-file", no_argument, NULL, 'P'},
         {"no-wait", no_argument, NULL, 'W'},
         {"raw", no_argument, NULL, 'R'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, OPTION_VERSION},
         {NULL, 0, NULL, 0}};
-    struct count_cli cli = {{SK_HLL_DEFAULT_PRECISION, {0, '\t', 0}}, NULL, 0, 0, 0};
-    const struct cli_spec spec = {"count", count_usage, ":p:f:d:wo:j:vhWRJ", longopts};
+    struct count_cli cli = {{SK_HLL_DEFAULT_PRECISION, {0, '\t', 0}}, NULL, 0, 0, 0, 0};
+    const struct cli_spec spec = {"count", count_usage, ":p:f:d:wo:j:vhWRJP", longopts};
     int operands = parse_options(&spec, argc, argv, count_option, &cli);
+    if (cli.per_file && cli.json)
+        die_usage("count", "--per-file prints a line per file, --json one object: not both");
     struct count_options opt = cli.opt;
     const char *output = cli.output;
     int threads = cli.threads, verbose = cli.verbose;
@@ -146,46 +188,44 @@ int cmd_count(int argc, char **argv)
     if (inputs_interactive(inputs, input_count))
         progress.enabled = 0;
 
-    void **contexts;
-    int used;
-    const char *failed = NULL;
-    int err = lines_read_parallel(inputs, input_count, threads, count_worker_init, &opt,
-                                  count_lines, &progress, &contexts, &used, &failed);
-    inputs_close(inputs, input_count);
-
-    struct count_worker *first = contexts[0];
     uint64_t lines = 0, skipped = 0;
-    for (int t = 0; t < used; t++) {
-        struct count_worker *w = contexts[t];
-        if (w->nomem)
-            err = ENOMEM;
-        if (t > 0 && err == 0 && sk_hll_merge(first->sketch, w->sketch) != SK_OK)
-            err = ENOMEM;
-        lines += w->lines;
-        skipped += w->skipped;
+    sk_hll *all;
+    if (cli.per_file) {
+        if (sk_hll_new(&all, opt.precision) != SK_OK)
+            die("out of memory");
+        for (int i = 0; i < input_count; i++) {
+            sk_hll *one = count_inputs(&inputs[i], 1, threads, &opt, &progress, &lines,
+                                       &skipped);
+            printf("%llu\t%s\n", (unsigned long long)sk_hll_count(one), inputs[i].name);
+            if (sk_hll_merge(all, one) != SK_OK)
+                die("out of memory");
+            sk_hll_free(one);
+        }
+        progress_finish(&progress);
+        if (input_count > 1)
+            printf("%llu\ttotal\n", (unsigned long long)sk_hll_count(all));
+    } else {
+        all = count_inputs(inputs, input_count, threads, &opt, &progress, &lines, &skipped);
     }
-    if (err == ENOMEM)
-        die("out of memory");
-    if (err != 0)
-        die("%s: %s", failed != NULL ? failed : "input", lines_strerror(err));
+    inputs_close(inputs, input_count);
 
     if (output != NULL) {
         int exists;
         int lock = strcmp(output, "-") == 0 ? -1 : lock_for_writing(output, 1, &exists);
-        save_hll_or_die(first->sketch, SK_HLL_NATIVE, output);
+        save_hll_or_die(all, SK_HLL_NATIVE, output);
         unlock_file(lock);
     }
     struct report r;
     if (cli.json) {
         report_begin(&r, stdout, 1);
-        report_uint(&r, "count", sk_hll_count(first->sketch));
+        report_uint(&r, "count", sk_hll_count(all));
         report_uint(&r, "lines", lines);
         if (opt.fields.field != 0)
             report_uint(&r, "lines without field", skipped);
-        report_estimate(&r, first->sketch);
+        report_estimate(&r, all);
         report_end(&r);
-    } else {
-        printf("%llu\n", (unsigned long long)sk_hll_count(first->sketch));
+    } else if (!cli.per_file) {
+        printf("%llu\n", (unsigned long long)sk_hll_count(all));
     }
     if (verbose && !cli.json) {
         report_begin(&r, stderr, 0);
@@ -193,14 +233,9 @@ int cmd_count(int argc, char **argv)
         if (opt.fields.field != 0)
             fprintf(stderr, "lines without field %u: %llu\n", opt.fields.field,
                     (unsigned long long)skipped);
-        report_estimate(&r, first->sketch);
+        report_estimate(&r, all);
         report_end(&r);
     }
-    for (int t = 0; t < used; t++) {
-        struct count_worker *w = contexts[t];
-        sk_hll_free(w->sketch);
-        free(w);
-    }
-    free(contexts);
+    sk_hll_free(all);
     return EXIT_OK;
 }

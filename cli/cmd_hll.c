@@ -31,6 +31,7 @@ static const char hll_usage[] =
     "  merge [--redis] -o OUT FILE...       write the union of the FILEs to OUT\n"
     "  info FILE                            precision, encoding, size, estimate, bounds\n"
     "  export [-o OUT] FILE                 write FILE as a Redis HyperLogLog string\n"
+    "  fold -p P [-o OUT] FILE              lower FILE's precision to P\n"
     "\n"
     "Run 'sketch hll COMMAND --help' for the options of each. Exit status: 0 on\n"
     "success, 2 on bad usage or bad input.\n";
@@ -85,6 +86,21 @@ static const char export_usage[] =
     "output (never to a terminal). Sketches above precision 14 are folded to 14;\n"
     "below 14 they cannot be exported. To load it into Redis:\n"
     "  sketch hll export FILE | redis-cli -x SET key\n";
+
+static const char fold_usage[] =
+    "Usage: sketch hll fold -p P [-o OUT] FILE\n"
+    "Lower the precision of the sketch in FILE to P (no more than its own), in\n"
+    "place or into OUT: exactly the sketch its items would have built at P, so\n"
+    "that it takes less room, or combines with sketches of precision P.\n"
+    "\n"
+    "  -p, --precision P   the new precision, 4..18\n"
+    "  -o, --output OUT    write the folded sketch to OUT ('-': standard output)\n"
+    "                      instead of replacing FILE\n"
+    "      --no-wait       fail (exit 2) instead of waiting while another command\n"
+    "                      writes the file\n"
+    "  -h, --help          show this help\n"
+    "Example:\n"
+    "  sketch hll fold -p 12 -o small.skh visitors.skh   # 4 KB instead of 16 KB\n";
 
 /* Parses the options of a subcommand that takes no others than -o, -p, -r
  * and -v; returns the index of the first operand. */
@@ -306,11 +322,41 @@ static int hll_export(int argc, char **argv)
     return EXIT_OK;
 }
 
+static int hll_fold(int argc, char **argv)
+{
+    struct hll_options opt;
+    int first = parse_hll_options("hll fold", fold_usage, ":p:o:hW", argc, argv, &opt);
+    if (opt.precision == 0)
+        die_usage("hll fold", "missing -p P");
+    if (first >= argc)
+        die_usage("hll fold", "missing FILE");
+    if (first + 1 < argc)
+        die_usage("hll fold", "one FILE at a time");
+    const char *path = argv[first];
+    const char *out = opt.output != NULL ? opt.output : path;
+    int exists;
+    int lock = strcmp(out, "-") == 0 ? -1 : lock_for_writing(out, out != path, &exists);
+    sk_hll_format format;
+    sk_hll *h = load_hll_or_die(path, &format);
+    if (opt.precision > sk_hll_precision(h))
+        die("%s: has precision %u; a fold lowers it, not to %u", path, sk_hll_precision(h),
+            opt.precision);
+    if (sk_hll_fold(h, opt.precision) != SK_OK)
+        die("out of memory");
+    /* A Redis string holds precision 14 only: below it, sketch's format. */
+    if (format == SK_HLL_REDIS && opt.precision < SK_HLL_REDIS_PRECISION)
+        format = SK_HLL_NATIVE;
+    save_hll_or_die(h, format, out);
+    unlock_file(lock);
+    sk_hll_free(h);
+    return EXIT_OK;
+}
+
 int cmd_hll(int argc, char **argv)
 {
     static const struct subcommand commands[] = {
         {"add", hll_add},   {"count", hll_count},   {"merge", hll_merge},
-        {"info", hll_info}, {"export", hll_export},
+        {"info", hll_info}, {"export", hll_export}, {"fold", hll_fold},
     };
     return run_subcommand("hll", hll_usage, commands, sizeof commands / sizeof commands[0], argc,
                           argv);
