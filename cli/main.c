@@ -18,7 +18,7 @@ static const char usage[] =
     "\n"
     "Commands:\n"
     "  count [FILE]...   estimated number of distinct lines (or fields) of the FILEs\n"
-    "  hll COMMAND       HyperLogLog sketch files: add, count, merge, info, export\n"
+    "  hll COMMAND       HyperLogLog sketch files: add, count, merge, info, export, fold\n"
     "  bloom COMMAND     Bloom filter files: create, add, check, info, merge\n"
     "\n"
     "Run 'sketch COMMAND --help' for more. Exit status: 0 on success, 2 on bad\n"

@@ -10,6 +10,10 @@ trap 'rm -rf "$work"' EXIT
 cmake --install "$build_dir" --prefix "$work/prefix" > /dev/null
 test -x "$work/prefix/bin/sketch"
 test -f "$work/prefix/include/sketch.h"
+# the man page and the bash completion
+test -s "$work/prefix/share/man/man1/sketch.1"
+test -s "$work/prefix/share/bash-completion/completions/sketch"
+man -l "$work/prefix/share/man/man1/sketch.1" 2> /dev/null | grep -q "SKETCH BLOOM ADD"
 
 libdir=$(dirname "$(find "$work/prefix" -name sketch.pc)")
 PKG_CONFIG_PATH=$libdir cmake -S "$here" -B "$work/build" \
