@@ -13,7 +13,8 @@ test -f "$work/prefix/include/sketch.h"
 # the man page and the bash completion
 test -s "$work/prefix/share/man/man1/sketch.1"
 test -s "$work/prefix/share/bash-completion/completions/sketch"
-man -l "$work/prefix/share/man/man1/sketch.1" 2> /dev/null | grep -q "SKETCH BLOOM ADD"
+man -l "$work/prefix/share/man/man1/sketch.1" > "$work/man.txt" 2> /dev/null
+grep -q "SKETCH BLOOM ADD" "$work/man.txt"
 
 libdir=$(dirname "$(find "$work/prefix" -name sketch.pc)")
 PKG_CONFIG_PATH=$libdir cmake -S "$here" -B "$work/build" \
