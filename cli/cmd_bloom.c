@@ -57,7 +57,9 @@ static const char create_usage[] =
     "  -f, --force           replace FILE if it exists\n"
     "      --no-wait         fail (exit 2) instead of waiting while another command\n"
     "                        writes FILE\n"
-    "  -h, --help            show this help\n";
+    "  -h, --help            show this help\n"
+    "Example:\n"
+    "  sketch bloom create -n 100000000 -p 0.01 urls.bloom\n";
 
 static const char add_usage[] =
     "Usage: sketch bloom add [OPTION]... FILE [ITEM]...\n"
@@ -77,7 +79,10 @@ static const char add_usage[] =
     "                  writes FILE\n"
     "  -h, --help      show this help\n"
     "Several commands may add to one FILE at once: each waits for the one before.\n"
-    "A filter whose checksums do not match its bits is refused (exit 2).\n";
+    "A filter whose checksums do not match its bits is refused (exit 2).\n"
+    "Example:\n"
+    "  zcat bad-urls.txt.gz | sketch bloom add urls.bloom\n"
+    "  sketch bloom add -w -f 1 clients.bloom < access.log\n";
 
 static const char check_usage[] =
     "Usage: sketch bloom check [OPTION]... FILE [ITEM]...\n"
@@ -93,7 +98,9 @@ static const char check_usage[] =
     "  -c, --count    print only the number of items that would be printed\n"
     "      --json     with -c: {\"matched\": N, \"checked\": M} instead\n"
     "      --raw      read gzip, zstd or xz input as it is, not decompressed\n"
-    "  -h, --help     show this help\n";
+    "  -h, --help     show this help\n"
+    "Example:\n"
+    "  sketch bloom check -v urls.bloom < keys.txt   # keys certainly absent\n";
 
 static const char info_usage[] =
     "Usage: sketch bloom info [--verify] [--json] FILE\n"
@@ -110,7 +117,9 @@ static const char merge_usage[] =
     "\n"
     "  -o, --output OUT   the file to write (required; may be one of the FILEs)\n"
     "  -i, --intersect    intersection instead of union\n"
-    "  -h, --help         show this help\n";
+    "  -h, --help         show this help\n"
+    "Example:\n"
+    "  sketch bloom merge -o all.bloom shard1.bloom shard2.bloom\n";
 
 static const char *layout_name(sk_bloom_layout layout)
 {

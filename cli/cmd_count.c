@@ -43,7 +43,8 @@ static const char count_usage[] =
     "\n"
     "A line is every byte up to a newline; bytes are compared exactly. gzip,\n"
     "zstd and xz input (FILEs and standard input) is recognized by its first\n"
-    "bytes and decompressed as it is read. Example:\n"
+    "bytes and decompressed as it is read.\n"
+    "Example:\n"
     "  sketch count -f 1 -d ' ' access.log.1 access.log.2.gz   # distinct clients\n"
     "Exit status: 0 on success, 2 on bad usage or unreadable input.\n";
 

@@ -49,7 +49,10 @@ static const char add_usage[] =
     "      --no-wait       fail (exit 2) instead of waiting while another command\n"
     "                      writes the file\n"
     "  -h, --help          show this help\n"
-    "Several commands may add to one FILE at once: each waits for the one before.\n";
+    "Several commands may add to one FILE at once: each waits for the one before.\n"
+    "Example:\n"
+    "  sketch hll add visitors.skh alice bob carol\n"
+    "  cut -f1 access.log | sketch hll add visitors.skh\n";
 
 static const char count_usage[] =
     "Usage: sketch hll count [OPTION]... FILE...\n"
@@ -72,19 +75,23 @@ static const char merge_usage[] =
     "      --no-wait      fail (exit 2) instead of waiting while another command\n"
     "                     writes OUT\n"
     "  -h, --help         show this help\n"
-    "OUT may be '-' (standard output), a device or a FIFO, written through.\n";
+    "OUT may be '-' (standard output), a device or a FIFO, written through.\n"
+    "Example:\n"
+    "  sketch hll merge -o week.skh mon.skh tue.skh wed.skh\n";
 
 static const char info_usage[] =
     "Usage: sketch hll info [--json] FILE\n"
     "Describe the sketch in FILE: format, precision, encoding, size, estimate and\n"
     "bounds at 1, 2 and 3 standard deviations, one 'name: value' per line (with\n"
-    "--json, one JSON object).\n";
+    "--json, one JSON object).\n"
+    "Example:\n"
+    "  sketch hll info --json visitors.skh\n";
 
 static const char export_usage[] =
     "Usage: sketch hll export [-o OUT] FILE\n"
     "Write the sketch in FILE as a Redis HyperLogLog string, to OUT or to standard\n"
     "output (never to a terminal). Sketches above precision 14 are folded to 14;\n"
-    "below 14 they cannot be exported. To load it into Redis:\n"
+    "below 14 they cannot be exported. Example, loading it into Redis:\n"
     "  sketch hll export FILE | redis-cli -x SET key\n";
 
 static const char fold_usage[] =
