@@ -19,18 +19,25 @@ def exact_distinct(path):
 @pytest.mark.parametrize("path", ["/proc/cpuinfo", "/proc/meminfo", "/proc/filesystems"])
 def test_files_that_claim_no_size(sk, path):
     """procfs files say 0 bytes and are read to their end, as a FILE and as
-    standard input, and count as `sort -u | wc -l` does. Their values may
-    change between two reads (a clock rate, free memory), so the count is
-    compared with reads just before and after it."""
+    standard input: the count is the one of their bytes read by Python, and
+    within the sketch's error of `sort -u | wc -l` (a few dozen lines share
+    one of 16,384 registers now and then, so not always exactly). Their
+    values may change between two reads (a clock rate, free memory), so the
+    reads are repeated until two agree."""
     assert os.stat(path).st_size == 0
     for attempt in range(5):
-        before = exact_distinct(path)[0]
+        with open(path, "rb") as f:
+            snapshot = f.read()
         counted = sk.count(path)
         with open(path, "rb") as f:
             piped = sk.count(stdin=f)
-        if before == exact_distinct(path)[0]:
+        with open(path, "rb") as f:
+            unchanged = f.read() == snapshot
+        if unchanged:
             break
-    assert counted == before and piped == before
+    assert counted == piped == sk.count(input=snapshot)
+    truth = len(set(snapshot.rstrip(b"\n").split(b"\n")))
+    assert truth > 5 and abs(counted - truth) <= 2, (counted, truth)
 
 
 def test_procfs_into_sketch_files(sk, tmp_path):
@@ -40,7 +47,7 @@ def test_procfs_into_sketch_files(sk, tmp_path):
     h = tmp_path / "p.hll"
     with open(path, "rb") as f:
         sk.ok("hll", "add", h, stdin=f)
-    assert sk.hll_count(h) == truth
+    assert sk.hll_count(h) == sk.count(input=data) and abs(truth - sk.hll_count(h)) <= 2
     b = tmp_path / "p.bloom"
     sk.ok("bloom", "create", "-n", "1000", "-p", "0.01", b)
     with open(path, "rb") as f:
