@@ -46,7 +46,7 @@ static const char create_usage[] =
     "rate P, and print its bits (m), hashes (k) and size.\n"
     "\n"
     "  -n, --capacity N      items the filter is sized for (of a scalable filter:\n"
-    "                        its first layer)\n"
+    "                        its first layer), e.g. 1000000 or 1e6\n"
     "  -p, --fp-rate P       false-positive rate, 1e-15..0.5 (e.g. 0.01)\n"
     "  -l, --layout L        auto (default: blocked while it costs at most 10%\n"
     "                        more memory, down to rates of about 5e-4, else\n"

@@ -127,6 +127,18 @@ unsigned long long parse_uint(const char *text, const char *what,
     char *end;
     errno = 0;
     unsigned long long value = strtoull(text, &end, 10);
+    /* "1e9": digits, then a power of ten, as people write large counts. */
+    if (text[0] >= '0' && text[0] <= '9' && errno == 0 && (*end == 'e' || *end == 'E') &&
+        end[1] >= '0' && end[1] <= '9') {
+        char *exp_end;
+        unsigned long long exponent = strtoull(end + 1, &exp_end, 10);
+        end = exp_end;
+        for (unsigned long long i = 0; i < exponent && errno == 0 && value != 0; i++)
+            if (value > ULLONG_MAX / 10)
+                errno = ERANGE;
+            else
+                value *= 10;
+    }
     if (text[0] < '0' || text[0] > '9' || *end != '\0' || errno != 0 || value < min ||
         value > max)
         die("%s must be a whole number from %llu to %llu, not '%s'", what, min, max, text);

@@ -150,7 +150,7 @@ BAD_VALUES = [
     ("-p", "-0.01", "false-positive rate"), ("-p", "nan", "false-positive rate"),
     ("-p", "inf", "false-positive rate"), ("-p", "0.01x", "false-positive rate"),
     ("-n", "0", "capacity"), ("-n", "x", "capacity"), ("-n", "", "capacity"),
-    ("-n", "-5", "capacity"), ("-n", "1.5", "capacity"), ("-n", "1e6", "capacity"),
+    ("-n", "-5", "capacity"), ("-n", "1.5", "capacity"), ("-n", "1e", "capacity"),
     ("-n", "1125899906842625", "capacity"), ("-n", "99999999999999999999999", "capacity"),
     ("-l", "foo", "layout"), ("-l", "", "layout"), ("-l", "Blocked", "layout"),
 ]

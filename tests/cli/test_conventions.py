@@ -137,3 +137,15 @@ def test_json_says_what_the_text_says(sk, tmp_path):
     checked = json.loads(sk.ok("bloom", "check", "-c", "--json", f, input=data).stdout)
     assert checked == {"matched": 5000, "checked": 5000}
     assert "--json goes with -c" in sk.fail("bloom", "check", "--json", f, "x")
+
+
+def test_counts_in_powers_of_ten(sk, tmp_path):
+    """-n 1e9 as people write large counts; anything else that is not a
+    whole number is refused with the range."""
+    f = tmp_path / "f.bloom"
+    sk.ok("bloom", "create", "-n", "2e5", "-p", "0.01", f)
+    assert "capacity: 200000" in sk.ok("bloom", "info", f).stdout.decode()
+    for bad in ("1e30", "1e", "1.5e6", "e5", "0e99999999999999", "1e-3"):
+        msg = sk.fail("bloom", "create", "-f", "-n", bad, "-p", "0.01", f)
+        assert "capacity must be a whole number" in msg, (bad, msg)
+    assert sk.count("-j", "2e0", input=b"a\n") == 1
