@@ -626,11 +626,8 @@ static int bloom_merge(int argc, char **argv)
         die_usage("bloom merge", "missing FILE");
     /* A missing input is named as such, not found empty once OUT, which
      * may be one of the inputs, has been created to be locked. */
-    for (int i = first; i < argc; i++)
-        if (access(argv[i], R_OK) != 0)
-            die("%s: %s", argv[i], strerror(errno));
-    int exists;
-    int lock = strcmp(o.output, "-") == 0 ? -1 : lock_for_writing(o.output, 1, &exists);
+    require_readable(argv + first, argc - first);
+    int exists, lock = lock_for_writing(o.output, 1, &exists);
     sk_bloom *result = open_or_die(argv[first], SK_BLOOM_VERIFY);
     for (int i = first + 1; i < argc; i++) {
         sk_bloom *f = open_or_die(argv[i], SK_BLOOM_VERIFY);

@@ -202,7 +202,6 @@ int cmd_count(int argc, char **argv)
                 die("out of memory");
             sk_hll_free(one);
         }
-        progress_finish(&progress);
         if (input_count > 1)
             printf("%llu\ttotal\n", (unsigned long long)sk_hll_count(all));
     } else {
@@ -212,7 +211,7 @@ int cmd_count(int argc, char **argv)
 
     if (output != NULL) {
         int exists;
-        int lock = strcmp(output, "-") == 0 ? -1 : lock_for_writing(output, 1, &exists);
+        int lock = lock_for_writing(output, 1, &exists);
         save_hll_or_die(all, SK_HLL_NATIVE, output);
         unlock_file(lock);
     }

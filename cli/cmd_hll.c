@@ -248,11 +248,9 @@ static int hll_merge(int argc, char **argv)
     int first = parse_hll_options("hll merge", merge_usage, ":o:rhW", argc, argv, &opt);
     if (opt.output == NULL)
         die_usage("hll merge", "missing -o OUT");
-    for (int i = first; i < argc; i++)
-        if (access(argv[i], R_OK) != 0)
-            die("%s: %s", argv[i], strerror(errno));
-    int exists;
-    int lock = strcmp(opt.output, "-") == 0 ? -1 : lock_for_writing(opt.output, 1, &exists);
+    /* As in bloom merge: OUT may be one of the FILEs. */
+    require_readable(argv + first, argc - first);
+    int exists, lock = lock_for_writing(opt.output, 1, &exists);
     sk_hll *h = load_union("hll merge", first, argc, argv);
     save_hll_or_die(h, opt.redis ? SK_HLL_REDIS : SK_HLL_NATIVE, opt.output);
     unlock_file(lock);
@@ -342,7 +340,7 @@ static int hll_fold(int argc, char **argv)
     const char *path = argv[first];
     const char *out = opt.output != NULL ? opt.output : path;
     int exists;
-    int lock = strcmp(out, "-") == 0 ? -1 : lock_for_writing(out, out != path, &exists);
+    int lock = lock_for_writing(out, out != path, &exists);
     sk_hll_format format;
     sk_hll *h = load_hll_or_die(path, &format);
     if (opt.precision > sk_hll_precision(h))

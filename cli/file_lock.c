@@ -39,6 +39,10 @@ static void remove_placeholder(void)
 
 int lock_for_writing(const char *path, int create, int *exists)
 {
+    if (strcmp(path, "-") == 0) { /* standard output: nothing to lock */
+        *exists = 0;
+        return -1;
+    }
     struct stat st;
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
         /* Devices, FIFOs: written through, not replaced, and not locked. */

@@ -11,7 +11,8 @@
 #define SKETCH_CLI_FILE_LOCK_H
 
 /* Locks path for writing and returns the descriptor that holds the lock
- * (-1 for a device or FIFO, which is written through and not locked); dies
+ * (-1 for "-", a device or a FIFO, which are written through and not
+ * locked); dies
  * on error. With create, a missing file is created empty to be locked.
  * *exists tells whether the file was there before (0 if this call created
  * it, or for a device or FIFO). */

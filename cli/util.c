@@ -151,10 +151,11 @@ unsigned parse_precision(const char *text)
                                 SK_HLL_MAX_PRECISION);
 }
 
-int path_exists(const char *path)
+void require_readable(char **paths, int count)
 {
-    struct stat st;
-    return stat(path, &st) == 0;
+    for (int i = 0; i < count; i++)
+        if (access(paths[i], R_OK) != 0)
+            die("%s: %s", paths[i], strerror(errno));
 }
 
 /* The size a file claims, or 0. */

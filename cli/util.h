@@ -62,8 +62,8 @@ unsigned long long parse_uint(const char *text, const char *what,
 /* Parses -p: an integer from 4 to 18. */
 unsigned parse_precision(const char *text);
 
-/* Nonzero if path exists (any type). */
-int path_exists(const char *path);
+/* Dies naming the first of the paths that cannot be read. */
+void require_readable(char **paths, int count);
 
 /* A progress bar on stderr, drawn only when stderr is a terminal. */
 struct progress {
