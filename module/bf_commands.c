@@ -25,6 +25,7 @@
  * piece starts (0 only when there is none): BF.LOADCHUNK receives the
  * iterator returned with a piece, so it knows where that piece ends.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -180,32 +181,34 @@ static int parse_rate(RedisModuleCtx *ctx, RedisModuleString *arg, const struct 
     return RM_OK;
 }
 
-static int parse_capacity(RedisModuleCtx *ctx, RedisModuleString *arg,
-                          const struct parse_errors *e, long long *capacity)
+/* An integer in [lo, hi], replying the syntax or the range error. */
+static int parse_integer(RedisModuleCtx *ctx, RedisModuleString *arg, long long lo,
+                         long long hi, const char *syntax_error, const char *range_error,
+                         long long *value)
 {
-    if (RM_StringToLongLong(arg, capacity) != RM_OK) {
-        RM_ReplyWithError(ctx, e->capacity_syntax);
+    if (RM_StringToLongLong(arg, value) != RM_OK) {
+        RM_ReplyWithError(ctx, syntax_error);
         return RM_ERR;
     }
-    if (*capacity < 1) {
-        RM_ReplyWithError(ctx, e->capacity_range);
+    if (*value < lo || *value > hi) {
+        RM_ReplyWithError(ctx, range_error);
         return RM_ERR;
     }
     return RM_OK;
 }
 
+static int parse_capacity(RedisModuleCtx *ctx, RedisModuleString *arg,
+                          const struct parse_errors *e, long long *capacity)
+{
+    return parse_integer(ctx, arg, 1, LLONG_MAX, e->capacity_syntax, e->capacity_range,
+                         capacity);
+}
+
 static int parse_expansion(RedisModuleCtx *ctx, RedisModuleString *arg,
                            const struct parse_errors *e, long long *expansion)
 {
-    if (RM_StringToLongLong(arg, expansion) != RM_OK) {
-        RM_ReplyWithError(ctx, e->expansion_syntax);
-        return RM_ERR;
-    }
-    if (*expansion < 0 || *expansion > SK_BLOOM_MAX_EXPANSION) {
-        RM_ReplyWithError(ctx, e->expansion_range);
-        return RM_ERR;
-    }
-    return RM_OK;
+    return parse_integer(ctx, arg, 0, SK_BLOOM_MAX_EXPANSION, e->expansion_syntax,
+                         e->expansion_range, expansion);
 }
 
 /* ---- creating and adding ---------------------------------------------------- */

@@ -25,23 +25,18 @@ static const RedisModuleCommandInfoVersion info_version = {
     .sizeof_arg = sizeof(RedisModuleCommandArg),
 };
 
-#define KEY(flag_bits)                                                                      \
+/* One key spec: the keys from the first argument to lastkey (0: that one
+ * alone, -1: the last argument). */
+#define KEY_RANGE(flag_bits, last)                                                          \
     {                                                                                       \
         {                                                                                   \
             .flags = (flag_bits), .begin_search_type = RM_BS_INDEX, .bs.index.pos = 1,      \
-            .find_keys_type = RM_FK_RANGE, .fk.range = {0, 1, 0},                           \
+            .find_keys_type = RM_FK_RANGE, .fk.range = {(last), 1, 0},                      \
         },                                                                                  \
         {0}                                                                                 \
     }
-/* Every key from the first argument to the last. */
-#define KEYS(flag_bits)                                                                     \
-    {                                                                                       \
-        {                                                                                   \
-            .flags = (flag_bits), .begin_search_type = RM_BS_INDEX, .bs.index.pos = 1,      \
-            .find_keys_type = RM_FK_RANGE, .fk.range = {-1, 1, 0},                          \
-        },                                                                                  \
-        {0}                                                                                 \
-    }
+#define KEY(flag_bits) KEY_RANGE(flag_bits, 0)
+#define KEYS(flag_bits) KEY_RANGE(flag_bits, -1)
 
 #define ARG_KEY {.name = "key", .type = RM_ARG_KEY, .key_spec_index = 0}
 #define ARG(n, t) {.name = (n), .type = (t), .key_spec_index = -1}
@@ -142,6 +137,8 @@ struct command_doc {
 
 #define K_ITEMS "O(k * n), where k is the number of hashes of the newest layer and n the items"
 #define K_LOOKUP "O(k * l), where k is the number of hashes and l the number of layers"
+#define K_UNION "O(m * k), where m is the number of registers and k the number of keys"
+#define K_REGISTERS "O(m), where m is the number of registers"
 
 static const struct command_doc docs[] = {
     {"bf.reserve", "Creates an empty Bloom filter", "O(1)", "0.1.0", -4, "write slow bloom",
@@ -174,22 +171,22 @@ static const struct command_doc docs[] = {
     {"hll.add", "Adds elements to a HyperLogLog sketch, creating it if it does not exist",
      "O(1) for each element", "0.1.0", -2, "write fast hyperloglog", key_insert, hll_add_args},
     {"hll.count", "Returns the estimated number of distinct elements of the union of sketches",
-     "O(m * k), where m is the number of registers and k the number of keys", "0.1.0", -2,
+     K_UNION, "0.1.0", -2,
      "read slow hyperloglog", keys_read, keys_args},
     {"hll.estimate", "Returns the estimate of the union with its standard error and bounds",
-     "O(m * k), where m is the number of registers and k the number of keys", "0.1.0", -2,
+     K_UNION, "0.1.0", -2,
      "read slow hyperloglog", keys_read, keys_args},
     {"hll.merge", "Merges sketches into the first key, keeping its kind",
-     "O(m * k), where m is the number of registers and k the number of keys", "0.1.0", -3,
+     K_UNION, "0.1.0", -3,
      "write slow hyperloglog", merge_keys, hll_merge_args},
     {"hll.info", "Returns the precision, registers, encoding, count, error and memory",
-     "O(m), where m is the number of registers", "0.1.0", 2, "read slow hyperloglog", key_meta,
+     K_REGISTERS, "0.1.0", 2, "read slow hyperloglog", key_meta,
      key_args},
     {"hll.export", "Returns a sketch in the format of the library and the command",
-     "O(m), where m is the number of registers", "0.1.0", 2, "read slow hyperloglog", key_read,
+     K_REGISTERS, "0.1.0", 2, "read slow hyperloglog", key_read,
      key_args},
     {"hll.import", "Stores a sketch of any format the library reads",
-     "O(m), where m is the number of registers", "0.1.0", 3, "write slow hyperloglog",
+     K_REGISTERS, "0.1.0", 3, "write slow hyperloglog",
      key_overwrite, hll_import_args},
 };
 
