@@ -143,9 +143,17 @@ static void on_sigbus(int sig)
     _exit(EXIT_FAILURE_USAGE);
 }
 
+static _Noreturn void die_damaged(const char *path)
+{
+    die("%s: not a valid Bloom filter: checksum mismatch: its bits are damaged (see "
+        "'sketch bloom info --verify'); refusing to write from it", path);
+}
+
+/* Opens a filter file (NULL for one of the format before chunk sums asked
+ * for in place, which is then rewritten whole). */
 static sk_bloom *open_or_die(const char *path, unsigned flags)
 {
-    if (flags & SK_BLOOM_MAP) {
+    if (flags & (SK_BLOOM_MAP | SK_BLOOM_IN_PLACE)) {
         mapped_path = path;
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
@@ -157,11 +165,14 @@ static sk_bloom *open_or_die(const char *path, unsigned flags)
         die("%s: %s", path, S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file");
     sk_bloom *f;
     int rc = sk_bloom_open(&f, path, flags, NULL);
+    if (rc == SK_EINCOMPAT && (flags & SK_BLOOM_IN_PLACE))
+        return NULL;
+    if (rc == SK_EIO && errno == EWOULDBLOCK)
+        die("%s: another process is adding to it in place", path);
     if (rc == SK_EIO)
         die("%s: %s", path, strerror(errno));
     if (rc == SK_ECHECKSUM)
-        die("%s: not a valid Bloom filter: checksum mismatch: its bits are damaged (see "
-            "'sketch bloom info --verify'); refusing to write from it", path);
+        die_damaged(path);
     if (rc != SK_OK)
         die("%s: not a valid Bloom filter: %s%s", path, sk_strerror(rc), file_hint(path));
     return f;
@@ -185,6 +196,29 @@ static void save_or_die(const sk_bloom *f, const char *path)
         die("%s: %s", path, strerror(errno));
     if (rc != SK_OK)
         die("%s: %s", path, sk_strerror(rc));
+}
+
+/* Commits the adds to a filter open in place. */
+static void sync_or_die(sk_bloom *f, const char *path)
+{
+    int rc = sk_bloom_sync(f);
+    if (rc == SK_EIO)
+        die("%s: %s", path, strerror(errno));
+    if (rc == SK_ECHECKSUM)
+        die_damaged(path);
+    if (rc != SK_OK)
+        die("%s: %s", path, sk_strerror(rc));
+}
+
+/* An add that failed part way: in place, what was added is committed, so
+ * that the file's sums stay whole, before the error is reported. */
+static _Noreturn void fail_add(sk_bloom *f, int in_place, const char *path, int rc)
+{
+    if (in_place)
+        sk_bloom_sync(f);
+    if (rc == SK_ECHECKSUM)
+        die_damaged(path);
+    die("%s: %s", path, sk_strerror(rc));
 }
 
 static double parse_rate(const char *text)
@@ -435,17 +469,25 @@ static int bloom_add(int argc, char **argv)
         die_usage("bloom add", "missing FILE");
     const char *path = argv[first];
     int exists, lock = lock_for_writing(path, 0, &exists);
-    /* Checked before it is rewritten: new checksums would hide damage. */
-    sk_bloom *f = open_or_die(path, SK_BLOOM_VERIFY);
+    /* In place, each chunk is checked before it first changes; a file of
+     * the format before chunk sums is checked whole, then rewritten in the
+     * new one: new checksums would otherwise hide damage. */
+    sk_bloom *f = open_or_die(path, SK_BLOOM_IN_PLACE);
+    int in_place = f != NULL;
+    if (!in_place)
+        f = open_or_die(path, SK_BLOOM_VERIFY);
     sk_bloom_info info;
     sk_bloom_get_info(f, &info);
+    if (info.interrupted_chunks != 0)
+        warn("%s: an earlier add was interrupted; the %llu chunks it was changing are "
+             "checksummed again", path, (unsigned long long)info.interrupted_chunks);
     uint64_t new_items = 0, skipped = 0;
     if (first + 1 < argc) {
         sk_bloom_set_single_writer(f, 1);
         for (int i = first + 1; i < argc; i++) {
             int rc = sk_bloom_add(f, argv[i], strlen(argv[i]));
             if (rc < 0)
-                die("%s: %s", path, sk_strerror(rc));
+                fail_add(f, in_place, path, rc);
             new_items += (uint64_t)rc;
         }
     } else {
@@ -459,7 +501,8 @@ static int bloom_add(int argc, char **argv)
         void **contexts;
         int used;
         const char *failed = NULL;
-        int threads = info.expansion != 0 ? 1 : o.threads;
+        /* In place, marking chunks is not atomic between threads. */
+        int threads = info.expansion != 0 || in_place ? 1 : o.threads;
         /* One thread: plain stores instead of locked ORs (sketch/bloom.h). */
         if (threads == 1)
             sk_bloom_set_single_writer(f, 1);
@@ -470,16 +513,26 @@ static int bloom_add(int argc, char **argv)
         for (int t = 0; t < used; t++) {
             struct add_worker *w = contexts[t];
             if (w->error != 0)
-                die("%s: %s", path, sk_strerror(w->error));
+                fail_add(f, in_place, path, w->error);
             new_items += w->new_items;
             skipped += w->skipped;
             free(w);
         }
         free(contexts);
-        if (err != 0)
+        if (err != 0) {
+            if (in_place && sk_bloom_sync(f) == SK_OK)
+                die("standard input: %s; the lines before it were added (adding them again "
+                    "does no harm)", lines_strerror(err));
             die("standard input: %s", lines_strerror(err));
+        }
     }
-    save_or_die(f, path);
+    if (in_place)
+        sync_or_die(f, path);
+    else
+        save_or_die(f, path);
+    /* Closed before the lock goes: the next writer's open in place needs the
+     * file's writer lock (sketch/bloom.h) free. */
+    sk_bloom_free(f);
     unlock_file(lock);
     if (o.verbose) {
         fprintf(stderr, "new items: %llu\n", (unsigned long long)new_items);
@@ -487,7 +540,6 @@ static int bloom_add(int argc, char **argv)
             fprintf(stderr, "lines without field %u: %llu\n", o.fields.field,
                     (unsigned long long)skipped);
     }
-    sk_bloom_free(f);
     return EXIT_OK;
 }
 
@@ -609,6 +661,10 @@ static int bloom_info(int argc, char **argv)
     report_uint(&r, "layers", info.layers);
     if (info.expansion != 0)
         report_uint(&r, "expansion", info.expansion);
+    /* Chunks an add in place is changing, or was when it was interrupted:
+     * their sums are written when it finishes, or by the next add. */
+    if (info.interrupted_chunks != 0)
+        report_uint(&r, "chunks of an unfinished add", info.interrupted_chunks);
     if (o.verify)
         report_string(&r, "checksums", "ok");
     report_end(&r);

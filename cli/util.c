@@ -22,18 +22,31 @@ int option_raw;
 /* The subcommand running ("bloom add"), for the prefix of its messages. */
 static const char *current_command;
 
-void die(const char *fmt, ...)
+static void vmessage(const char *fmt, va_list ap)
 {
-    va_list ap;
     if (current_command != NULL)
         fprintf(stderr, "sketch %s: ", current_command);
     else
         fputs("sketch: ", stderr);
-    va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
-    va_end(ap);
     fputc('\n', stderr);
+}
+
+void die(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vmessage(fmt, ap);
+    va_end(ap);
     exit(EXIT_FAILURE_USAGE);
+}
+
+void warn(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vmessage(fmt, ap);
+    va_end(ap);
 }
 
 void die_usage(const char *cmd, const char *fmt, ...)

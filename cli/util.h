@@ -20,6 +20,9 @@ enum { EXIT_OK = 0, EXIT_NO_MATCH = 1, EXIT_FAILURE_USAGE = 2 };
 /* Prints "sketch: <message>" on stderr and exits with status 2. */
 _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Prints "sketch: <message>" on stderr and goes on. */
+void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* Prints "sketch CMD: <message> (see 'sketch CMD --help')" and exits 2. */
 _Noreturn void die_usage(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

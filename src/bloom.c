@@ -185,6 +185,7 @@ void sk_bloom_free(sk_bloom *f)
         layer_release(f, &f->layers[i]);
     if (f->table_cap != 0)
         sk__free(&f->alloc, f->layers, table_bytes(f->table_cap));
+    sk__bloom_end_in_place(f);
     if (f->file_copy.block != NULL)
         sk__array_free(&f->alloc, &f->file_copy);
     else if (f->map != NULL)
@@ -276,7 +277,13 @@ int sk__bloom_add_hashed(sk_bloom *f, struct item_hash h)
 
 int sk_bloom_add(sk_bloom *f, const void *data, size_t len)
 {
-    return sk__bloom_add_hashed(f, hash_item(data, len));
+    struct item_hash h = hash_item(data, len);
+    if (f->in_place != NULL) {
+        int rc = sk__bloom_in_place_touch(f, h);
+        if (rc != SK_OK)
+            return rc;
+    }
+    return sk__bloom_add_hashed(f, h);
 }
 
 int sk_bloom_contains(const sk_bloom *f, const void *data, size_t len)
@@ -335,6 +342,11 @@ static int combine(sk_bloom *dst, const sk_bloom *src, int intersect)
      * insertion order put it, so only their union is layer by layer. */
     if (!same_shape(dst, src) || (intersect && dst->expansion != 0))
         return SK_EINCOMPAT;
+    if (dst->in_place != NULL) {
+        int rc = sk__bloom_in_place_touch_all(dst);
+        if (rc != SK_OK)
+            return rc;
+    }
     for (unsigned l = 0; l < dst->nlayers; l++) {
         struct layer *d = &dst->layers[l];
         const struct layer *s = &src->layers[l];
@@ -363,6 +375,11 @@ int sk_bloom_clear(sk_bloom *f)
 {
     if (f == NULL)
         return SK_EINVAL;
+    if (f->in_place != NULL) {
+        int rc = sk__bloom_in_place_touch_all(f);
+        if (rc != SK_OK)
+            return rc;
+    }
     while (f->nlayers > 1)
         layer_release(f, &f->layers[--f->nlayers]);
     struct layer *l = &f->layers[0];
@@ -391,6 +408,7 @@ void sk_bloom_get_info(const sk_bloom *f, sk_bloom_info *info)
     info->expansion = f->expansion;
     info->max_memory = f->max_memory;
     info->memory = filter_memory(f);
+    info->interrupted_chunks = f->interrupted;
     for (unsigned i = 0; i < f->nlayers; i++) {
         const struct layer *l = &f->layers[i];
         info->bits += l->bits;

@@ -67,6 +67,8 @@ static void blocked_contains_ring(const struct layer *l, const void *const *item
 int sk_bloom_add_batch(sk_bloom *f, const void *const *items, const size_t *lens,
                        size_t n, uint8_t *added)
 {
+    if (f->in_place != NULL)
+        return sk__bloom_in_place_add_batch(f, items, lens, n, added);
     if (f->expansion == 0 && f->layout == SK_BLOOM_BLOCKED) {
         blocked_add_ring(&f->first, items, lens, n, added, writers_of(f));
         return SK_OK;

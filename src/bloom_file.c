@@ -24,14 +24,41 @@
 
 #include "atomic_file.h"
 #include "bloom_format.h"
+#include "format.h"
+
+/* The chunk sums of every array, in file order and byte order, from the
+ * allocator; NULL if out of memory. */
+static uint8_t *compute_sums(const sk_bloom *f, uint64_t chunks)
+{
+    uint8_t *sums = sk__alloc(&f->alloc, (size_t)(chunks * SK_BF_SUM_SIZE));
+    if (sums == NULL)
+        return NULL;
+    uint8_t *at = sums;
+    for (unsigned i = 0; i < f->nlayers; i++) {
+        const struct layer *l = &f->layers[i];
+        sk__bloom_advise(l, MADV_SEQUENTIAL);
+        for (uint64_t c = 0; c < sk__bloom_layer_chunks(l, SK_BF_CHUNK_SHIFT); c++) {
+            sk_store_le64(at, sk__bloom_chunk_sum(l, c, SK_BF_CHUNK_SHIFT));
+            at += SK_BF_SUM_SIZE;
+        }
+        sk__bloom_advise(l, MADV_RANDOM);
+    }
+    return sums;
+}
 
 static int write_filter(int fd, const void *ctx)
 {
     const sk_bloom *f = ctx;
     size_t table_end = sk__bloom_header_size(f->nlayers);
-    uint8_t *head = sk__alloc(&f->alloc, table_end);
-    if (head == NULL)
+    uint64_t chunks = sk__bloom_chunks(f, SK_BF_CHUNK_SHIFT);
+    /* Sums first, so that the file is written in one sequential pass, which
+     * pipes and devices need. */
+    uint8_t *sums = compute_sums(f, chunks);
+    uint8_t *head = sums == NULL ? NULL : sk__alloc(&f->alloc, table_end);
+    if (head == NULL) {
+        sk__free(&f->alloc, sums, (size_t)(chunks * SK_BF_SUM_SIZE));
         return SK_ENOMEM;
+    }
     sk__bloom_encode_header(f, head, 0);
     int rc = sk__write_all(fd, head, table_end);
     sk__free(&f->alloc, head, table_end);
@@ -44,6 +71,11 @@ static int write_filter(int fd, const void *ctx)
         written = offset + l->nwords * 8;
         offset = sk__bloom_next_array(offset, l->nwords * 8, 0);
     }
+    if (rc == SK_OK)
+        rc = sk__write_all(fd, sums, (size_t)(chunks * SK_BF_SUM_SIZE));
+    if (rc == SK_OK)
+        rc = sk__write_zeros(fd, sk__bloom_marks_size(chunks));
+    sk__free(&f->alloc, sums, (size_t)(chunks * SK_BF_SUM_SIZE));
     return rc;
 }
 
@@ -54,9 +86,37 @@ int sk_bloom_save(const sk_bloom *f, const char *path)
     return sk__atomic_write(path, write_filter, f);
 }
 
-/* Recomputes each layer's checksum against the one its header declared. */
+static int marked(const uint8_t *marks, uint64_t chunk)
+{
+    return marks[chunk / 8] >> (chunk % 8) & 1;
+}
+
+/* A version 2 file's chunks against their sums; a marked chunk may differ,
+ * since an add is changing it or was interrupted while it did. */
+static int verify_chunks(const sk_bloom *f)
+{
+    uint64_t chunk = 0;
+    for (unsigned i = 0; i < f->nlayers && i < f->file_layers; i++) {
+        const struct layer *l = &f->layers[i];
+        sk__bloom_advise(l, MADV_SEQUENTIAL);
+        uint64_t n = sk__bloom_layer_chunks(l, f->chunk_shift);
+        int rc = SK_OK;
+        for (uint64_t c = 0; c < n && rc == SK_OK; c++, chunk++)
+            if (sk__bloom_chunk_sum(l, c, f->chunk_shift) !=
+                    sk_load_le64(f->sums + chunk * SK_BF_SUM_SIZE) &&
+                !marked(f->marks, chunk))
+                rc = SK_ECHECKSUM;
+        sk__bloom_advise(l, MADV_RANDOM);
+        if (rc != SK_OK)
+            return rc;
+    }
+    return SK_OK;
+}
+
 int sk__bloom_verify_arrays(const sk_bloom *f)
 {
+    if (f->chunk_shift != 0)
+        return verify_chunks(f);
     for (unsigned i = 0; i < f->nlayers; i++) {
         const struct layer *l = &f->layers[i];
         sk__bloom_advise(l, MADV_SEQUENTIAL);
@@ -81,6 +141,14 @@ static int parse_file(sk_bloom *f, uint8_t *p, size_t size, unsigned flags)
         l->words = (_Atomic uint64_t *)(void *)(p + offset);
         l->storage = STORAGE_FILE;
         offset = sk__bloom_next_array(offset, l->nwords * 8, packed);
+    }
+    if (f->chunk_shift != 0) {
+        uint64_t chunks = sk__bloom_chunks(f, f->chunk_shift);
+        f->sums = p + sk__bloom_end(f, 0);
+        f->marks = f->sums + chunks * SK_BF_SUM_SIZE;
+        f->file_layers = f->nlayers;
+        for (uint64_t w = 0; w < sk__bloom_marks_size(chunks); w += SK_BF_MARK_WORD)
+            f->interrupted += (uint64_t)__builtin_popcountll(sk_load_le64(f->marks + w));
     }
     return (flags & SK_BLOOM_VERIFY) ? sk__bloom_verify_arrays(f) : SK_OK;
 }
@@ -107,44 +175,48 @@ static int copy_file(int fd, sk_bloom *f, size_t size)
     return SK_OK;
 }
 
-/* Opens the regular file at path and maps it or reads it into f: SK_OK,
- * SK_EFORMAT for an empty one, or SK_EIO with errno set. */
-static int load_file(const char *path, sk_bloom *f, int mapped)
+/* Maps the regular file open as fd, or reads it, into f: SK_OK, SK_EFORMAT
+ * for an empty one, or SK_EIO with errno set. In place, the mapping is
+ * shared and writable, so that stores reach the file. */
+static int load_file(int fd, sk_bloom *f, unsigned flags)
 {
-    /* Non-blocking, so that a FIFO without a writer is refused, not waited on. */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
-        return SK_EIO;
     struct stat st;
-    int rc = SK_OK, e = 0;
-    if (fstat(fd, &st) != 0) {
-        rc = SK_EIO;
-        e = errno;
-    } else if (!S_ISREG(st.st_mode)) {
-        rc = SK_EIO;
-        e = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
-    } else if (st.st_size == 0) {
-        rc = SK_EFORMAT;
-    } else if ((uint64_t)st.st_size > SIZE_MAX) {
-        rc = SK_ETOOLARGE;
-    } else if (!mapped) {
-        rc = copy_file(fd, f, (size_t)st.st_size);
-        e = errno;
-    } else {
-        void *map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-        if (map == MAP_FAILED) {
-            rc = SK_EIO;
-            e = errno;
-        } else {
-            f->map = map;
-            f->map_len = (size_t)st.st_size;
-            /* Queries touch scattered pages: read-ahead would read megabytes
-             * around each one. Whole-filter scans ask for sequential reads
-             * while they run. */
-            madvise(map, f->map_len, MADV_RANDOM);
-        }
+    if (fstat(fd, &st) != 0)
+        return SK_EIO;
+    if (!S_ISREG(st.st_mode)) {
+        errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+        return SK_EIO;
     }
-    close(fd);
+    if (st.st_size == 0)
+        return SK_EFORMAT;
+    if ((uint64_t)st.st_size > SIZE_MAX)
+        return SK_ETOOLARGE;
+    if (!(flags & (SK_BLOOM_MAP | SK_BLOOM_IN_PLACE)))
+        return copy_file(fd, f, (size_t)st.st_size);
+    int shared = (flags & SK_BLOOM_IN_PLACE) != 0;
+    void *map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
+                     shared ? MAP_SHARED : MAP_PRIVATE, fd, 0);
+    if (map == MAP_FAILED)
+        return SK_EIO;
+    f->map = map;
+    f->map_len = (size_t)st.st_size;
+    /* Queries touch scattered pages: read-ahead would read megabytes around
+     * each one. Whole-filter scans ask for sequential reads while they run. */
+    madvise(map, f->map_len, MADV_RANDOM);
+    return SK_OK;
+}
+
+/* Reads or maps the file and validates it, holding the header's read lock
+ * (bloom_in_place.c), so that an add in place never shows it half-written. */
+static int read_filter(int fd, sk_bloom *f, unsigned flags)
+{
+    int rc = sk__bloom_lock_header(fd, F_RDLCK);
+    if (rc == SK_OK)
+        rc = load_file(fd, f, flags);
+    if (rc == SK_OK)
+        rc = parse_file(f, f->map, f->map_len, flags);
+    int e = errno;
+    sk__bloom_lock_header(fd, F_UNLCK);
     errno = e;
     return rc;
 }
@@ -155,20 +227,44 @@ int sk_bloom_open(sk_bloom **out, const char *path, unsigned flags,
     if (out == NULL)
         return SK_EINVAL;
     *out = NULL;
-    if (path == NULL || (flags & ~(SK_BLOOM_VERIFY | SK_BLOOM_MAP)) != 0)
+    if (path == NULL || (flags & ~(SK_BLOOM_VERIFY | SK_BLOOM_MAP | SK_BLOOM_IN_PLACE)) != 0)
         return SK_EINVAL;
+    int in_place = (flags & SK_BLOOM_IN_PLACE) != 0;
     sk_bloom *f = sk__bloom_alloc(SK_BLOOM_BLOCKED, 0, 0, allocator);
     if (f == NULL)
         return SK_ENOMEM;
-    int rc = load_file(path, f, (flags & SK_BLOOM_MAP) != 0);
+    /* Non-blocking, so that a FIFO without a writer is refused, not waited on. */
+    int fd = open(path, (in_place ? O_RDWR : O_RDONLY) | O_NONBLOCK | O_CLOEXEC);
+    int rc = fd < 0 ? SK_EIO : SK_OK;
+    if (rc == SK_OK && in_place)
+        rc = sk__bloom_lock_writer(fd);
     if (rc == SK_OK)
-        rc = parse_file(f, f->map, f->map_len, flags);
+        rc = read_filter(fd, f, flags);
+    if (rc == SK_OK && in_place)
+        rc = f->chunk_shift == 0 ? SK_EINCOMPAT : sk__bloom_begin_in_place(f, fd, path);
+    int e = errno;
+    if (fd >= 0 && f->in_place == NULL && (rc != SK_OK || !in_place))
+        close(fd);
     if (rc != SK_OK) {
-        int e = errno;
         sk_bloom_free(f);
         errno = e;
         return rc;
     }
     *out = f;
     return SK_OK;
+}
+
+int sk_bloom_sync(sk_bloom *f)
+{
+    if (f == NULL)
+        return SK_EINVAL;
+    if (f->in_place == NULL)
+        return SK_EINCOMPAT;
+    if (!sk__bloom_in_place_grew(f))
+        return sk__bloom_commit_in_place(f);
+    /* A new layer lies outside the file, which is then written whole; the
+     * chunks no add touched are checked first, since the new file's sums
+     * would otherwise certify them. */
+    int rc = sk__bloom_verify_arrays(f);
+    return rc != SK_OK ? rc : sk_bloom_save(f, sk__bloom_in_place_path(f));
 }

@@ -1,14 +1,19 @@
 /*
- * bloom_format.c: the header and layer table of Bloom filter files and
- * dumps, version 1, written and validated (the byte table is in format.h,
- * the prose in docs/bloom-format.md).
+ * bloom_format.c: the header and layer table of Bloom filter files
+ * (version 2) and dumps (version 1), written and validated, and the chunk
+ * sums of files (the byte table is in format.h, the prose in
+ * docs/bloom-format.md).
  *
  * Files and dumps share the header; they differ in where the bit arrays
- * sit. In files each starts on a page boundary, so that the file maps into
- * memory with every word aligned; in dumps they are packed, each right
- * after the previous part. The header and table are checked whenever they
- * are read; the arrays' checksums only when asked (a file) or once every
- * piece is in (a dump), since that reads every array.
+ * sit and in what their checksums cover. In files each array starts on a
+ * page boundary, so that the file maps into memory with every word aligned,
+ * and every chunk of an array (64 KiB) has a sum of its own, kept after the
+ * arrays, so that an add that changes a few chunks of a large file in place
+ * rewrites the sums of those chunks alone. In dumps the arrays are packed,
+ * each right after the previous part, and each has one checksum in the
+ * layer table. The header and table are checked whenever they are read; the
+ * arrays' sums only when asked (a file) or once every piece is in (a dump),
+ * since that reads every array.
  */
 #include <math.h>
 #include <string.h>
@@ -66,6 +71,31 @@ uint64_t sk__bloom_end(const sk_bloom *f, int packed)
     return at + f->layers[f->nlayers - 1].nwords * 8;
 }
 
+uint64_t sk__bloom_layer_chunks(const struct layer *l, unsigned shift)
+{
+    return (l->nwords * 8 + ((uint64_t)1 << shift) - 1) >> shift;
+}
+
+uint64_t sk__bloom_chunks(const sk_bloom *f, unsigned shift)
+{
+    uint64_t n = 0;
+    for (unsigned i = 0; i < f->nlayers; i++)
+        n += sk__bloom_layer_chunks(&f->layers[i], shift);
+    return n;
+}
+
+uint64_t sk__bloom_marks_size(uint64_t chunks)
+{
+    return (chunks + 63) / 64 * SK_BF_MARK_WORD;
+}
+
+uint64_t sk__bloom_chunk_sum(const struct layer *l, uint64_t chunk, unsigned shift)
+{
+    uint64_t start = chunk << shift, bytes = l->nwords * 8;
+    uint64_t len = bytes - start < ((uint64_t)1 << shift) ? bytes - start : (uint64_t)1 << shift;
+    return XXH3_64bits((const uint8_t *)(const void *)l->words + start, (size_t)len);
+}
+
 static uint32_t header_checksum(const uint8_t *head, unsigned nlayers)
 {
     XXH32_state_t state;
@@ -80,7 +110,8 @@ void sk__bloom_encode_header(const sk_bloom *f, uint8_t *head, int packed)
 {
     memset(head, 0, sk__bloom_header_size(f->nlayers));
     memcpy(head + SK_BF_OFF_MAGIC, SK_BF_MAGIC, 4);
-    head[SK_BF_OFF_VERSION] = SK_BF_VERSION;
+    head[SK_BF_OFF_VERSION] = packed ? SK_BF_VERSION_DUMP : SK_BF_VERSION_FILE;
+    head[SK_BF_OFF_CHUNK_SHIFT] = packed ? 0 : SK_BF_CHUNK_SHIFT;
     head[SK_BF_OFF_LAYOUT] =
         f->layout == SK_BLOOM_BLOCKED ? SK_BF_LAYOUT_BLOCKED : SK_BF_LAYOUT_CLASSIC;
     head[SK_BF_OFF_HASH] = SK_BF_HASH_XXH3_128;
@@ -98,8 +129,9 @@ void sk__bloom_encode_header(const sk_bloom *f, uint8_t *head, int packed)
         sk_store_le64(e + SK_BF_LAYER_OFF_COUNT,
                       atomic_load_explicit(&l->count, memory_order_relaxed));
         sk_store_le64(e + SK_BF_LAYER_OFF_ARRAY, offset);
-        sk_store_le64(e + SK_BF_LAYER_OFF_CHECKSUM,
-                      XXH3_64bits((const void *)l->words, (size_t)l->nwords * 8));
+        if (packed)
+            sk_store_le64(e + SK_BF_LAYER_OFF_CHECKSUM,
+                          XXH3_64bits((const void *)l->words, (size_t)l->nwords * 8));
         offset = sk__bloom_next_array(offset, l->nwords * 8, packed);
     }
     sk_store_le32(head + SK_BF_OFF_CHECKSUM, header_checksum(head, f->nlayers));
@@ -110,6 +142,23 @@ static int valid_rate(double fp_rate)
     return fp_rate == 0 || (fp_rate >= SK_BLOOM_MIN_FP_RATE && fp_rate <= SK_BLOOM_MAX_FP_RATE);
 }
 
+static int valid_version(const uint8_t *p)
+{
+    if (p[SK_BF_OFF_VERSION] == SK_BF_VERSION_DUMP)
+        return p[SK_BF_OFF_CHUNK_SHIFT] == 0;
+    return p[SK_BF_OFF_PACKED] == SK_BF_ARRAYS_ALIGNED &&
+           p[SK_BF_OFF_CHUNK_SHIFT] >= SK_BF_MIN_CHUNK_SHIFT &&
+           p[SK_BF_OFF_CHUNK_SHIFT] <= SK_BF_MAX_CHUNK_SHIFT;
+}
+
+static int all_zero(const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != 0)
+            return 0;
+    return 1;
+}
+
 /* The fixed part of the header: SK_OK with the number of layers. */
 static int decode_fixed(const uint8_t *p, size_t available, uint32_t *nlayers)
 {
@@ -118,14 +167,15 @@ static int decode_fixed(const uint8_t *p, size_t available, uint32_t *nlayers)
                                                                         : SK_EFORMAT;
     if (available < SK_BF_HEADER_SIZE)
         return SK_ETRUNCATED;
-    if (p[SK_BF_OFF_VERSION] != SK_BF_VERSION)
+    if (p[SK_BF_OFF_VERSION] != SK_BF_VERSION_DUMP && p[SK_BF_OFF_VERSION] != SK_BF_VERSION_FILE)
         return SK_EVERSION;
     uint32_t layers = sk_load_le32(p + SK_BF_OFF_LAYERS);
     uint32_t expansion = sk_load_le32(p + SK_BF_OFF_EXPANSION);
     if (p[SK_BF_OFF_LAYOUT] > SK_BF_LAYOUT_CLASSIC || p[SK_BF_OFF_HASH] != SK_BF_HASH_XXH3_128 ||
-        p[SK_BF_OFF_PACKED] > SK_BF_ARRAYS_PACKED || layers == 0 ||
+        p[SK_BF_OFF_PACKED] > SK_BF_ARRAYS_PACKED || !valid_version(p) || layers == 0 ||
         (expansion == 0 && layers != 1) || expansion > SK_BLOOM_MAX_EXPANSION ||
-        sk_load_le64(p + SK_BF_OFF_RESERVED) != 0 || sk_load_le32(p + SK_BF_OFF_RESERVED2) != 0 ||
+        !all_zero(p + SK_BF_OFF_RESERVED, SK_BF_OFF_CHECKSUM - SK_BF_OFF_RESERVED) ||
+        sk_load_le32(p + SK_BF_OFF_RESERVED2) != 0 ||
         !valid_rate(bits_double(sk_load_le64(p + SK_BF_OFF_FP_RATE))))
         return SK_ECORRUPT;
     if (available < sk__bloom_header_size(layers))
@@ -148,6 +198,7 @@ int sk__bloom_decode_header(sk_bloom *f, const uint8_t *p, size_t available, uin
     f->expansion = sk_load_le32(p + SK_BF_OFF_EXPANSION);
     f->fp_rate = bits_double(sk_load_le64(p + SK_BF_OFF_FP_RATE));
     int packed = p[SK_BF_OFF_PACKED] == SK_BF_ARRAYS_PACKED;
+    unsigned shift = p[SK_BF_OFF_CHUNK_SHIFT];
     uint64_t offset = sk__bloom_first_array(nlayers, packed), end = 0;
     for (unsigned i = 0; i < nlayers; i++) {
         const uint8_t *e = p + sk__bloom_header_size(i);
@@ -156,7 +207,8 @@ int sk__bloom_decode_header(sk_bloom *f, const uint8_t *p, size_t available, uin
         if (bits == 0 || bits > SK_BLOOM_MAX_BITS || hashes == 0 ||
             hashes > SK_BLOOM_MAX_HASHES ||
             (f->layout == SK_BLOOM_BLOCKED && bits % SK_BF_BLOCK_BITS != 0) ||
-            sk_load_le32(e + SK_BF_LAYER_OFF_RESERVED) != 0)
+            sk_load_le32(e + SK_BF_LAYER_OFF_RESERVED) != 0 ||
+            (shift != 0 && sk_load_le64(e + SK_BF_LAYER_OFF_CHECKSUM) != 0))
             return SK_ECORRUPT;
         uint64_t bytes = sk__bloom_words(f->layout, bits) * 8;
         /* Each array lies where the ones before it end, and a table of huge
@@ -174,6 +226,11 @@ int sk__bloom_decode_header(sk_bloom *f, const uint8_t *p, size_t available, uin
         f->layers[i].checksum = sk_load_le64(e + SK_BF_LAYER_OFF_CHECKSUM);
         end = offset + bytes;
         offset = sk__bloom_next_array(offset, bytes, packed);
+    }
+    f->chunk_shift = shift;
+    if (shift != 0) {
+        uint64_t chunks = sk__bloom_chunks(f, shift);
+        end += chunks * SK_BF_SUM_SIZE + sk__bloom_marks_size(chunks);
     }
     if (total != UINT64_MAX && end != total)
         return SK_ETRUNCATED;

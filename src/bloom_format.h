@@ -20,8 +20,16 @@ uint64_t sk__bloom_first_array(unsigned nlayers, int packed);
 uint64_t sk__bloom_next_array(uint64_t offset, uint64_t bytes, int packed);
 uint64_t sk__bloom_end(const sk_bloom *f, int packed);
 
-/* Writes the header and layer table, with the arrays' checksums as they are
- * now, into head (sk__bloom_header_size bytes). */
+/* The chunks of a layer's array and of all arrays, the bytes of the change
+ * marks of `chunks` chunks, and the sum of one chunk as it is now. */
+uint64_t sk__bloom_layer_chunks(const struct layer *l, unsigned shift);
+uint64_t sk__bloom_chunks(const sk_bloom *f, unsigned shift);
+uint64_t sk__bloom_marks_size(uint64_t chunks);
+uint64_t sk__bloom_chunk_sum(const struct layer *l, uint64_t chunk, unsigned shift);
+
+/* Writes the header and layer table into head (sk__bloom_header_size
+ * bytes): a dump's (packed), with the arrays' checksums as they are now, or
+ * a file's, whose arrays have chunk sums of their own. */
 void sk__bloom_encode_header(const sk_bloom *f, uint8_t *head, int packed);
 
 /* Validates a header and layer table of `available` bytes, for a file or
@@ -35,8 +43,9 @@ int sk__bloom_decode_header(sk_bloom *f, const uint8_t *p, size_t available, uin
  * file's. */
 int sk__bloom_is_packed(const uint8_t *header);
 
-/* Recomputes each layer's checksum against the one its header declared:
- * SK_ECHECKSUM if one differs. */
+/* Recomputes each layer's checksum, or each chunk's sum, against the one
+ * its header or file declared: SK_ECHECKSUM if one differs, except in a
+ * chunk marked as changing. */
 int sk__bloom_verify_arrays(const sk_bloom *f);
 
 #endif

@@ -51,6 +51,14 @@ struct sk_bloom {
     void *map; /* the file this filter was opened from: mapped, or its copy */
     size_t map_len;
     struct sk__array file_copy; /* holds the copy; block NULL when mapped */
+    /* Of a version 2 file: where its chunk sums and change marks are in
+     * `map`, the chunks' size, and how many were marked when it was opened. */
+    uint8_t *sums;
+    uint8_t *marks;
+    unsigned chunk_shift; /* 0 when the file or dump has whole-array checksums */
+    unsigned file_layers; /* the layers the sums describe */
+    uint64_t interrupted;
+    struct sk__in_place *in_place; /* opened with SK_BLOOM_IN_PLACE */
     sk_allocator alloc;
     struct layer first;
 };
@@ -84,5 +92,35 @@ int sk__bloom_contains_hashed(const sk_bloom *f, struct item_hash h);
 /* Advises the kernel how a layer's pages will be read, if they are mapped
  * from a file. */
 void sk__bloom_advise(const struct layer *l, int advice);
+
+/* Files opened in place (bloom_in_place.c). Before an item's bits, or all
+ * bits, change, the chunks they lie in are checked against their sums and
+ * marked as changing (SK_ECHECKSUM for a damaged chunk, SK_EIO); a commit
+ * writes the sums of the marked chunks and the header, and clears the
+ * marks. */
+int sk__bloom_in_place_touch(sk_bloom *f, struct item_hash h);
+int sk__bloom_in_place_touch_all(sk_bloom *f);
+int sk__bloom_in_place_add_batch(sk_bloom *f, const void *const *items, const size_t *lens,
+                                 size_t n, uint8_t *added);
+int sk__bloom_commit_in_place(sk_bloom *f);
+
+/* Takes over fd (closed by sk_bloom_free from then on, whatever this
+ * returns), the file f was opened from in place and parsed from. */
+int sk__bloom_begin_in_place(sk_bloom *f, int fd, const char *path);
+void sk__bloom_end_in_place(sk_bloom *f);
+
+/* Whether f has grown a layer the file has no room for, and the file's
+ * path. */
+int sk__bloom_in_place_grew(const sk_bloom *f);
+const char *sk__bloom_in_place_path(const sk_bloom *f);
+
+/* Advisory locks (open file description locks, fcntl(2)) on bytes of the
+ * file that no read or write needs: the header's, held shared by readers
+ * while they read a file and exclusively while an add in place rewrites
+ * sums and header (type F_RDLCK, F_WRLCK or F_UNLCK; waits), and the
+ * writer's, held by a filter open in place (SK_EIO with EWOULDBLOCK if
+ * another holds it). A file system without such locks goes without. */
+int sk__bloom_lock_header(int fd, short type);
+int sk__bloom_lock_writer(int fd);
 
 #endif

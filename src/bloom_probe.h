@@ -251,6 +251,21 @@ static inline int layer_contains(const struct layer *l, sk_bloom_layout layout, 
     return 1;
 }
 
+/* The indices of the words an add of h may change in layer l, into words;
+ * their number: one line's first for blocked filters, k for classic. */
+static inline unsigned layer_words(const struct layer *l, sk_bloom_layout layout,
+                                   struct item_hash h, uint64_t words[SK_BLOOM_MAX_HASHES])
+{
+    if (layout == SK_BLOOM_BLOCKED) {
+        words[0] = (uint64_t)(blocked_line(l, h.h1) - l->words);
+        return 1;
+    }
+    uint64_t x = h.h1, step = h.h2 | 1;
+    for (unsigned i = 0; i < l->hashes; i++, x = x * LCG_MUL + step)
+        words[i] = reduce(x, l->bits) >> 6;
+    return l->hashes;
+}
+
 /* Starts loading the memory an item touches, without waiting for it. */
 static inline void layer_prefetch(const struct layer *l, sk_bloom_layout layout,
                                   struct item_hash h, int for_write)

@@ -42,18 +42,20 @@ static inline void sk_store_le64(uint8_t *p, uint64_t v)
     sk_store_le32(p + 4, (uint32_t)(v >> 32));
 }
 
-/* ---- Bloom filter files and dumps, version 1 ----------------------------
+/* ---- Bloom filter files (version 2) and dumps (version 1) -----------------
  *
  *   header, SK_BF_HEADER_SIZE bytes
  *     0  4  magic "SKBF"
- *     4  1  version 1
+ *     4  1  version: 2 for files, 1 for dumps (and files of sketch 0.1)
  *     5  1  layout: 0 blocked, 1 classic
  *     6  1  hash: 1 = XXH3-128, seed 0
  *     7  1  arrays: 0 on page boundaries (files), 1 packed (dumps)
  *     8  4  number of layers L >= 1
  *    12  4  expansion; 0 for a filter of fixed size (then L = 1)
  *    16  8  requested false-positive rate, an IEEE-754 double; 0 if explicit
- *    24  8  0
+ *    24  1  version 2: log2 of the bytes of a checksummed chunk, 12..30;
+ *           version 1: 0
+ *    25  7  0
  *    32  4  XXH32 (seed 0) of bytes 0..31 followed by the layer table
  *    36  4  0
  *   layer table, SK_BF_LAYER_SIZE bytes per layer
@@ -63,14 +65,23 @@ static inline void sk_store_le64(uint8_t *p, uint64_t v)
  *    16  8  capacity
  *    24  8  items added that set a bit
  *    32  8  offset of the bit array in the file or dump
- *    40  8  XXH3-64 (seed 0) of the bit array
+ *    40  8  version 2: XXH3-64 (seed 0) of the layer's chunk sums (below);
+ *           version 1: XXH3-64 (seed 0) of the bit array
  *   bit arrays, in layer order: ceil(m/64) 64-bit words (m/64 for blocked
  *   filters, m a multiple of 512), each at a multiple of SK_BF_FILE_ALIGN in
  *   files and right after the previous part, at a multiple of
- *   SK_BF_DUMP_ALIGN, in dumps; the file or dump ends with the last one.
+ *   SK_BF_DUMP_ALIGN, in dumps; a version 1 file or dump ends with the last.
+ *   version 2 only, right after the last array:
+ *     chunk sums: for each layer in order, one 8-byte XXH3-64 (seed 0) of
+ *       each chunk of its array (2^shift bytes; the last may be shorter)
+ *     change marks: one bit per chunk (of all layers, in the order of the
+ *       sums), in 8-byte words, bit i of word w for chunk 64w + i; a set bit
+ *       says the chunk may have changed since its sum was written
+ *   and the file ends there.
  */
 #define SK_BF_MAGIC "SKBF"
-#define SK_BF_VERSION 1
+#define SK_BF_VERSION_DUMP 1
+#define SK_BF_VERSION_FILE 2
 #define SK_BF_LAYOUT_BLOCKED 0
 #define SK_BF_LAYOUT_CLASSIC 1
 #define SK_BF_HASH_XXH3_128 1
@@ -85,7 +96,8 @@ static inline void sk_store_le64(uint8_t *p, uint64_t v)
 #define SK_BF_OFF_LAYERS 8
 #define SK_BF_OFF_EXPANSION 12
 #define SK_BF_OFF_FP_RATE 16
-#define SK_BF_OFF_RESERVED 24
+#define SK_BF_OFF_CHUNK_SHIFT 24
+#define SK_BF_OFF_RESERVED 25
 #define SK_BF_OFF_CHECKSUM 32
 #define SK_BF_OFF_RESERVED2 36
 #define SK_BF_HEADER_SIZE 40
@@ -102,6 +114,11 @@ static inline void sk_store_le64(uint8_t *p, uint64_t v)
 #define SK_BF_FILE_ALIGN 4096
 #define SK_BF_DUMP_ALIGN 8
 #define SK_BF_BLOCK_BITS 512
+#define SK_BF_SUM_SIZE 8
+#define SK_BF_MARK_WORD 8
+#define SK_BF_CHUNK_SHIFT 16
+#define SK_BF_MIN_CHUNK_SHIFT 12
+#define SK_BF_MAX_CHUNK_SHIFT 30
 
 /* The header checksum covers the bytes before it and the layer table. */
 #define SK_BF_CHECKSUMMED_HEADER SK_BF_OFF_CHECKSUM
@@ -110,8 +127,9 @@ _Static_assert(SK_BF_OFF_VERSION == SK_BF_OFF_MAGIC + 4, "magic is 4 bytes");
 _Static_assert(SK_BF_OFF_LAYERS == SK_BF_OFF_PACKED + 1, "one byte each: version..packed");
 _Static_assert(SK_BF_OFF_EXPANSION == SK_BF_OFF_LAYERS + 4, "layers is 4 bytes");
 _Static_assert(SK_BF_OFF_FP_RATE == SK_BF_OFF_EXPANSION + 4, "expansion is 4 bytes");
-_Static_assert(SK_BF_OFF_RESERVED == SK_BF_OFF_FP_RATE + 8, "the rate is a double");
-_Static_assert(SK_BF_OFF_CHECKSUM == SK_BF_OFF_RESERVED + 8, "8 reserved bytes");
+_Static_assert(SK_BF_OFF_CHUNK_SHIFT == SK_BF_OFF_FP_RATE + 8, "the rate is a double");
+_Static_assert(SK_BF_OFF_RESERVED == SK_BF_OFF_CHUNK_SHIFT + 1, "the shift is 1 byte");
+_Static_assert(SK_BF_OFF_CHECKSUM == SK_BF_OFF_RESERVED + 7, "7 reserved bytes");
 _Static_assert(SK_BF_HEADER_SIZE == SK_BF_OFF_RESERVED2 + 4, "the header ends after them");
 _Static_assert(SK_BF_LAYER_OFF_RESERVED == SK_BF_LAYER_OFF_HASHES + 4, "hashes is 4 bytes");
 _Static_assert(SK_BF_LAYER_OFF_CAPACITY == SK_BF_LAYER_OFF_RESERVED + 4, "4 reserved bytes");

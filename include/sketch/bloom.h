@@ -185,6 +185,8 @@ typedef struct sk_bloom_info {
     uint64_t max_memory;   /* 0: no budget */
     uint64_t array_bytes;  /* bytes of bit arrays */
     size_t memory;         /* all it holds (core.h) */
+    uint64_t interrupted_chunks; /* of a file: chunks an interrupted add in place had
+                                    left marked when it was opened (see sk_bloom_open) */
 } sk_bloom_info;
 SK_API void sk_bloom_get_info(const sk_bloom *f, sk_bloom_info *info);
 
@@ -218,13 +220,34 @@ SK_API int sk_bloom_save(const sk_bloom *f, const char *path);
  * operations touch are read, so a query of a 1 GB filter reads a few pages,
  * but the file must not shrink while it is open (an access past its new
  * end raises SIGBUS). The header is always validated; the bit arrays'
- * checksums only with SK_BLOOM_VERIFY, which reads them all. Changes stay
- * in memory until sk_bloom_save. SK_ETRUNCATED if the file shrank while it
- * was read. */
+ * sums only with SK_BLOOM_VERIFY, which reads them all. Changes stay in
+ * memory until sk_bloom_save. SK_ETRUNCATED if the file shrank while it
+ * was read.
+ *
+ * With SK_BLOOM_IN_PLACE the file is mapped shared and writable, and adds,
+ * merges and clears change it directly: an add of a few items to a 1 GB
+ * file reads and writes a few chunks of 64 KiB, checking each against its
+ * sum before its first change (SK_ECHECKSUM: damaged, and left alone).
+ * sk_bloom_sync then writes the sums and counts and flushes the file. An
+ * add that has returned survives the process being killed; one that a
+ * crash interrupted leaves its chunks marked, which the next open reports
+ * in sk_bloom_info.interrupted_chunks, and the next sk_bloom_sync re-sums
+ * (the crash guarantee in full is in docs/bloom-format.md). A filter open in
+ * place needs exclusive access, and one process at a time may hold a file
+ * so (SK_EIO with errno EWOULDBLOCK); SK_EINCOMPAT for a file of the
+ * format before chunk sums, which sk_bloom_save rewrites in the new one. */
 #define SK_BLOOM_VERIFY 1u
 #define SK_BLOOM_MAP 2u
+#define SK_BLOOM_IN_PLACE 4u
 SK_API int sk_bloom_open(sk_bloom **out, const char *path, unsigned flags,
                          const sk_allocator *allocator);
+
+/* Makes the changes to a filter open in place durable: the sums of the
+ * chunks changed, the counts, a flush. A scalable filter that has grown a
+ * layer since it was opened is written whole instead, as by sk_bloom_save
+ * to its path, after its untouched chunks are checked. SK_EINCOMPAT for a
+ * filter not open in place. */
+SK_API int sk_bloom_sync(sk_bloom *f);
 
 /* The dump in pieces, so that neither side needs a second copy of a large
  * filter. sk_bloom_dump_read copies bytes [offset, offset + len) of the

@@ -3,8 +3,9 @@ sketch_cli_helpers.py.
 
 The file format is the table of src/format.h, whose offsets format_h.py
 reads: a header, then one entry per layer (bits, hashes, capacity, items,
-offset of the bit array, XXH3-64 of the bit array), then the bit arrays,
-each at a page-aligned offset; the file ends with the last one.
+offset of the bit array, 0), then the bit arrays, each at a page-aligned
+offset, then one XXH3-64 sum per chunk of the arrays and one change mark
+bit per chunk.
 """
 import ctypes
 import ctypes.util
@@ -21,6 +22,8 @@ HEADER_SIZE = FORMAT["SK_BF_HEADER_SIZE"]
 LAYER_ENTRY_SIZE = FORMAT["SK_BF_LAYER_SIZE"]
 ARRAY_ALIGN = FORMAT["SK_BF_FILE_ALIGN"]
 MAGIC = FORMAT["SK_BF_MAGIC"]
+FILE_VERSION = FORMAT["SK_BF_VERSION_FILE"]
+CHUNK = 1 << FORMAT["SK_BF_CHUNK_SHIFT"]
 assert FORMAT["SK_BF_LAYER_OFF_CHECKSUM"] + 8 == LAYER_ENTRY_SIZE  # the struct layouts below
 
 NOT_A_FILTER = "not a valid Bloom filter"
@@ -134,9 +137,37 @@ def header(data):
                 layers=nlayers, expansion=expansion, fp_rate=fp_rate)
 
 
+def array_bytes(layer):
+    return (layer["bits"] + 63) // 64 * 8
+
+
 def bit_arrays(data):
-    """Everything from the first layer's bit array to the end of the file."""
-    return data[layer_table(data)[0]["offset"]:]
+    """Everything from the first layer's bit array to the end of the last."""
+    table = layer_table(data)
+    return data[table[0]["offset"]:table[-1]["offset"] + array_bytes(table[-1])]
+
+
+def chunk_count(data):
+    return sum(-(-array_bytes(t) // CHUNK) for t in layer_table(data))
+
+
+def file_size(data):
+    """Where a filter file whose header and table are `data`'s ends: after
+    its last array, the chunk sums and the change marks."""
+    table = layer_table(data)
+    chunks = chunk_count(data)
+    return table[-1]["offset"] + array_bytes(table[-1]) + 8 * chunks + -(-chunks // 64) * 8
+
+
+def marked_chunks(data):
+    """The chunks (numbered over all layers) a file marks as changing."""
+    chunks = chunk_count(data)
+    marks = data[file_size(data) - -(-chunks // 64) * 8:file_size(data)]
+    return [c for c in range(chunks) if marks[c // 8] >> (c % 8) & 1]
+
+
+def change_marks(data):
+    return len(marked_chunks(data))
 
 
 def fp_bound(p, n, sigmas=4):

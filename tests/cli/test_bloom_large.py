@@ -131,6 +131,24 @@ def test_checking_a_118_mib_filter_faults_few_pages(sk, big_filter, tmp_path):
         f"{faults} page faults for a check of 4 items, {baseline} against a tiny filter")
 
 
+def test_adding_to_a_118_mib_filter_faults_few_pages(sk, big_filter, tmp_path):
+    # An add in place reads and writes the 64 KiB chunks its items fall in,
+    # the chunk sums (8 bytes a chunk) and the marks, not the whole file;
+    # page faults beyond those of the same add to a tiny filter stay far
+    # below the pages of the file.
+    pages = os.path.getsize(big_filter) // 4096
+    small = tmp_path / "small.bloom"
+    create(sk, small, 100, 0.01)
+    baseline = child_faults(lambda: sk.ok("bloom", "add", small, "one", "two", "three"))
+    drop_from_page_cache(big_filter)
+    faults = child_faults(lambda: sk.ok("bloom", "add", big_filter, "one", "two", "three"))
+    assert faults - baseline < 3000 < pages, (
+        f"{faults} page faults for an add of 3 items, {baseline} to a tiny filter")
+    assert check(sk, big_filter, "alpha", "one", "two", "three") == (
+        0, [b"alpha", b"one", b"two", b"three"])
+    sk.ok("bloom", "info", "--verify", big_filter)
+
+
 def test_checking_a_118_mib_filter_reads_few_pages(sk, big_filter):
     # Faults undercount what is read (a fault maps a large folio, or reads a
     # whole read-ahead window), so look at what the check brought into the

@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from bloom_cli_helpers import CHUNK, bit_arrays, layer_table
 from sketch_cli_helpers import no_temporary_files
 
 
@@ -183,12 +184,15 @@ def test_devices_are_written_through(sk, tmp_path):
 
 
 def test_a_damaged_filter_is_not_rewritten(sk, tmp_path):
-    """`bloom add` and `bloom merge` check the checksums before they write:
-    new checksums over damaged bits would hide the damage from --verify."""
+    """`bloom add` checks each chunk before its first change and `bloom
+    merge` all of them before it writes: new checksums over damaged bits
+    would hide the damage from --verify. Here every chunk is damaged."""
     path = tmp_path / "f.bloom"
     sk.ok("bloom", "create", "-n", "100000", "-p", "0.01", path)
     data = bytearray(path.read_bytes())
-    data[len(data) // 2] ^= 0x5A
+    arrays = layer_table(data)[0]["offset"]
+    for at in range(arrays, arrays + len(bit_arrays(data)), CHUNK):
+        data[at + 1000] ^= 0x5A
     path.write_bytes(bytes(data))
     for args in (["bloom", "add", path, "x"], ["bloom", "add", path],
                  ["bloom", "merge", "-o", tmp_path / "out.bloom", path]):
@@ -251,10 +255,11 @@ def test_a_filter_cut_short_while_checked_is_an_error(sk, tmp_path):
     assert out == b""
 
 
-def test_an_add_saves_only_what_it_read(sk, tmp_path):
+def test_an_add_refuses_pages_rewritten_under_it(sk, tmp_path):
     """A file rewritten in place while `bloom add` runs (rsync --inplace):
-    the add saves the filter it read plus its items, with checksums of those
-    bytes, not a mix of old and new pages under fresh checksums."""
+    the add finds the chunks it is about to change no longer matching their
+    sums and refuses them, rather than writing fresh sums over a mix of old
+    and new pages; --verify then reports the damage."""
     path = tmp_path / "f.bloom"
     sk.ok("bloom", "create", "-n", "200000", "-p", "0.01", path)
     first = b"".join(b"old-%d\n" % i for i in range(50000))
@@ -269,7 +274,25 @@ def test_an_add_saves_only_what_it_read(sk, tmp_path):
         f.write(b"\xa5" * (size - size // 2))
     second = b"".join(b"new-%d\n" % i for i in range(50000))
     out, err = add.communicate(second, timeout=60)
-    assert add.returncode == 0, err
+    assert add.returncode == 2 and b"checksum mismatch" in err, err
+    assert "checksum" in sk.fail("bloom", "info", "--verify", path)
+
+
+def test_an_add_keeps_a_file_whole(sk, tmp_path):
+    """Adds in place change the chunks they touch, write their sums, and
+    leave no mark: the file verifies and holds every item, as one written
+    whole would."""
+    path = tmp_path / "f.bloom"
+    whole = tmp_path / "whole.bloom"
+    for p in (path, whole):
+        sk.ok("bloom", "create", "-n", "200000", "-p", "0.01", p)
+    first = b"".join(b"old-%d\n" % i for i in range(50000))
+    second = b"".join(b"new-%d\n" % i for i in range(50000))
+    sk.ok("bloom", "add", path, input=first)
+    sk.ok("bloom", "add", path, input=second)
+    sk.ok("bloom", "add", path, "one", "two")
+    sk.ok("bloom", "add", whole, input=first + second + b"one\ntwo\n")
+    assert path.read_bytes() == whole.read_bytes()
     sk.ok("bloom", "info", "--verify", path)
     out = sk.ok("bloom", "check", "-c", path, input=first + second)
     assert int(out.stdout) == 100000

@@ -1392,11 +1392,13 @@ static void test_save_open_round_trip(void **state)
         path_of(p, "round.bloom");
         save_ok(f, p);
 
-        /* The file: arrays on 4096-byte boundaries, nothing after the last. */
+        /* The file: arrays on 4096-byte boundaries, then the sums of their
+         * chunks and the change marks, all clear. */
         size_t len;
         uint8_t *bytes = read_whole(p, &len);
         assert_memory_equal(bytes, "SKBF", 4);
-        assert_int_equal(bytes[4], 1);
+        assert_int_equal(bytes[4], SK_BF_VERSION_FILE);
+        assert_int_equal(bytes[SK_BF_OFF_CHUNK_SHIFT], SK_BF_CHUNK_SHIFT);
         assert_int_equal(bytes[5], info.layout);
         assert_int_equal(sk_load_le32(bytes + SK_BF_OFF_LAYERS), info.layers);
         assert_int_equal(sk_load_le32(bytes + SK_BF_OFF_EXPANSION), info.expansion);
@@ -1407,10 +1409,22 @@ static void test_save_open_round_trip(void **state)
             assert_int_equal(off % SK_BF_FILE_ALIGN, 0);
             assert_true(off >= (i == 0 ? SK_BF_HEADER_SIZE + (uint64_t)SK_BF_LAYER_SIZE * info.layers : end));
             assert_true(off < (i == 0 ? SK_BF_HEADER_SIZE + (uint64_t)SK_BF_LAYER_SIZE * info.layers : end) + SK_BF_FILE_ALIGN);
-            assert_true(XXH3_64bits(bytes + off, words * 8) == sk_load_le64(e + SK_BF_LAYER_OFF_CHECKSUM));
+            assert_int_equal(sk_load_le64(e + SK_BF_LAYER_OFF_CHECKSUM), 0);
             end = off + words * 8;
         }
-        assert_int_equal(end, len);
+        const uint8_t *sum = bytes + end;
+        uint64_t chunks = 0;
+        for (unsigned i = 0; i < info.layers; i++) {
+            const uint8_t *e = bytes + SK_BF_HEADER_SIZE + (size_t)SK_BF_LAYER_SIZE * i;
+            uint64_t off = sk_load_le64(e + SK_BF_LAYER_OFF_ARRAY), size = (sk_load_le64(e) + 63) / 64 * 8;
+            const uint64_t chunk = (uint64_t)1 << SK_BF_CHUNK_SHIFT;
+            for (uint64_t at = 0; at < size; at += chunk, sum += SK_BF_SUM_SIZE, chunks++)
+                assert_true(XXH3_64bits(bytes + off + at, size - at < chunk ? size - at : chunk) ==
+                            sk_load_le64(sum));
+        }
+        for (uint64_t m = 0; m < (chunks + 63) / 64 * 8; m++)
+            assert_int_equal(sum[m], 0);
+        assert_int_equal((size_t)(sum - bytes) + (chunks + 63) / 64 * 8, len);
         free(bytes);
 
         for (unsigned flags = 0; flags <= SK_BLOOM_VERIFY; flags++) {
@@ -1502,7 +1516,7 @@ static void test_opened_filter_is_its_own(void **state)
     sk_bloom_free(h);
     sk_bloom_free(g);
     sk_bloom_free(f);
-    assert_int_equal(sk_bloom_open(&g, a, 4u, NULL), SK_EINVAL);
+    assert_int_equal(sk_bloom_open(&g, a, 8u, NULL), SK_EINVAL);
 }
 
 static void test_opened_filter_changes_stay_private(void **state)
@@ -2222,18 +2236,23 @@ static void test_open_errors(void **state)
 
     assert_int_equal(sk_bloom_open(NULL, p, 0, NULL), SK_EINVAL);
     assert_int_equal(sk_bloom_open(&g, NULL, 0, NULL), SK_EINVAL);
-    assert_int_equal(sk_bloom_open(&g, p, 4, NULL), SK_EINVAL);
+    assert_int_equal(sk_bloom_open(&g, p, 8, NULL), SK_EINVAL);
     assert_int_equal(sk_bloom_open(&g, p, SK_BLOOM_VERIFY | 0x80000000u, NULL), SK_EINVAL);
 
     /* Wrong versions. */
     for (int v = 0; v < 256; v += 1 + (v > 4) * 50) {
-        if (v == 1)
+        if (v == SK_BF_VERSION_DUMP || v == SK_BF_VERSION_FILE)
             continue;
         bytes[4] = (uint8_t)v;
         fix_checksum(bytes);
         assert_int_equal(open_bytes(bytes, len, 0, NULL), SK_EVERSION);
     }
-    bytes[4] = 1;
+    /* A file of version 1 has no chunk sums: a version 2 file called
+     * version 1 is corrupt. */
+    bytes[4] = SK_BF_VERSION_DUMP;
+    fix_checksum(bytes);
+    assert_int_equal(open_bytes(bytes, len, 0, NULL), SK_ECORRUPT);
+    bytes[4] = SK_BF_VERSION_FILE;
     fix_checksum(bytes);
     /* Bad magic: another sketch's, or text. */
     static const char *magics[] = {"SKHL", "skbf", "SKB\0", "\0\0\0\0", "HYLL"};
@@ -2397,7 +2416,7 @@ static void test_random_files_never_crash(void **state)
                 uint64_t u;
                 memcpy(&u, &rate, sizeof u);
                 sk_store_le64(buf + SK_BF_OFF_FP_RATE, u);
-                memset(buf + SK_BF_OFF_RESERVED, 0, 16);
+                memset(buf + SK_BF_OFF_CHUNK_SHIFT, 0, 16);
                 uint64_t off = SK_BF_FILE_ALIGN;
                 size_t table_end = SK_BF_HEADER_SIZE + (size_t)SK_BF_LAYER_SIZE * layers;
                 if (table_end <= len) {

@@ -1,0 +1,340 @@
+/*
+ * test_bloom_in_place.c: filter files opened with SK_BLOOM_IN_PLACE. Adds,
+ * merges and clears in place give the file a filter written whole would
+ * be, byte for byte; adds not yet synced leave their chunks marked, which
+ * opens report and the next sync re-sums; a damaged chunk is refused before
+ * it changes and stays reported; a scalable filter that grows is written
+ * whole; and the calls refuse what they cannot do.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "format.h"
+#include "sketch.h"
+
+static char tmpdir[PATH_MAX];
+
+static int setup_dir(void **state)
+{
+    (void)state;
+    const char *base = getenv("TMPDIR");
+    int n = snprintf(tmpdir, sizeof tmpdir, "%s/sketch-test-in-place-XXXXXX",
+                     base != NULL && *base != '\0' ? base : "/tmp");
+    if (n < 0 || (size_t)n >= sizeof tmpdir)
+        return -1;
+    return mkdtemp(tmpdir) == NULL ? -1 : 0;
+}
+
+static int teardown_dir(void **state)
+{
+    (void)state;
+    char cmd[PATH_MAX + 16];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void path_of(char *buf, const char *name)
+{
+    int n = snprintf(buf, PATH_MAX, "%s/%s", tmpdir, name);
+    assert_true(n > 0 && n < PATH_MAX);
+}
+
+static void add_keys(sk_bloom *f, uint64_t from, uint64_t to)
+{
+    for (uint64_t key = from; key < to; key++) {
+        int rc = sk_bloom_add(f, &key, sizeof key);
+        assert_true(rc == 0 || rc == 1);
+    }
+}
+
+/* Keys [from, to) through sk_bloom_add_batch, 1000 at a time. */
+static void add_keys_batch(sk_bloom *f, uint64_t from, uint64_t to)
+{
+    static uint64_t keys[1000];
+    static const void *items[1000];
+    static size_t lens[1000];
+    while (from < to) {
+        size_t n = to - from < 1000 ? (size_t)(to - from) : 1000;
+        for (size_t i = 0; i < n; i++) {
+            keys[i] = from + i;
+            items[i] = &keys[i];
+            lens[i] = sizeof keys[i];
+        }
+        assert_int_equal(sk_bloom_add_batch(f, items, lens, n, NULL), SK_OK);
+        from += n;
+    }
+}
+
+static void assert_all_found(const sk_bloom *f, uint64_t from, uint64_t to)
+{
+    for (uint64_t key = from; key < to; key++)
+        assert_int_equal(sk_bloom_contains(f, &key, sizeof key), 1);
+}
+
+static uint8_t *read_whole(const char *path, size_t *len)
+{
+    FILE *fp = fopen(path, "rb");
+    assert_non_null(fp);
+    assert_int_equal(fseek(fp, 0, SEEK_END), 0);
+    long size = ftell(fp);
+    assert_true(size > 0);
+    rewind(fp);
+    uint8_t *buf = malloc((size_t)size);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)size, fp), (size_t)size);
+    fclose(fp);
+    *len = (size_t)size;
+    return buf;
+}
+
+static void assert_same_file(const char *a, const char *b)
+{
+    size_t la, lb;
+    uint8_t *x = read_whole(a, &la), *y = read_whole(b, &lb);
+    assert_int_equal(la, lb);
+    assert_memory_equal(x, y, la);
+    free(x);
+    free(y);
+}
+
+static sk_bloom *open_ok(const char *path, unsigned flags)
+{
+    sk_bloom *f = NULL;
+    assert_int_equal(sk_bloom_open(&f, path, flags, NULL), SK_OK);
+    return f;
+}
+
+static sk_bloom_info info_of(const sk_bloom *f)
+{
+    sk_bloom_info info;
+    sk_bloom_get_info(f, &info);
+    return info;
+}
+
+/* A fixed filter of this layout for 300,000 items (several chunks), saved
+ * empty at path; the filter is returned. */
+static sk_bloom *saved_empty(const char *path, sk_bloom_layout layout)
+{
+    sk_bloom *f = NULL;
+    assert_int_equal(sk_bloom_new(&f, 300000, 0.01, layout), SK_OK);
+    assert_int_equal(sk_bloom_save(f, path), SK_OK);
+    return f;
+}
+
+static void test_adds_in_place_write_what_a_save_writes(void **state)
+{
+    (void)state;
+    for (int layout = SK_BLOOM_BLOCKED; layout <= SK_BLOOM_CLASSIC; layout++) {
+        char a[PATH_MAX], b[PATH_MAX];
+        path_of(a, "in-place.bloom");
+        path_of(b, "whole.bloom");
+        sk_bloom *whole = saved_empty(a, (sk_bloom_layout)layout);
+        sk_bloom *f = open_ok(a, SK_BLOOM_IN_PLACE);
+        add_keys(f, 0, 1000);
+        add_keys_batch(f, 1000, 50000);
+        assert_int_equal(sk_bloom_sync(f), SK_OK);
+        add_keys(f, 50000, 50003); /* a second commit */
+        assert_int_equal(sk_bloom_sync(f), SK_OK);
+        assert_all_found(f, 0, 50003);
+        sk_bloom_free(f);
+        add_keys(whole, 0, 50003);
+        assert_int_equal(sk_bloom_save(whole, b), SK_OK);
+        assert_same_file(a, b);
+        sk_bloom *g = open_ok(a, SK_BLOOM_VERIFY);
+        assert_int_equal(info_of(g).interrupted_chunks, 0);
+        assert_int_equal(info_of(g).count, info_of(whole).count);
+        sk_bloom_free(g);
+        sk_bloom_free(whole);
+    }
+}
+
+static void test_adds_not_synced_leave_marks_that_the_next_sync_clears(void **state)
+{
+    (void)state;
+    char a[PATH_MAX];
+    path_of(a, "unsynced.bloom");
+    sk_bloom_free(saved_empty(a, SK_BLOOM_BLOCKED));
+    sk_bloom *f = open_ok(a, SK_BLOOM_IN_PLACE);
+    add_keys(f, 0, 3);
+    sk_bloom_free(f); /* as if the process had been killed here */
+
+    /* Read, the file has the items, reports the chunks, and verifies: only
+     * marked chunks differ from their sums. */
+    for (unsigned flags = 0; flags <= SK_BLOOM_VERIFY; flags++) {
+        sk_bloom *g = open_ok(a, flags);
+        uint64_t marked = info_of(g).interrupted_chunks;
+        assert_true(marked >= 1 && marked <= 3);
+        assert_all_found(g, 0, 3);
+        sk_bloom_free(g);
+    }
+    f = open_ok(a, SK_BLOOM_IN_PLACE);
+    assert_true(info_of(f).interrupted_chunks >= 1);
+    assert_int_equal(sk_bloom_sync(f), SK_OK);
+    sk_bloom_free(f);
+    sk_bloom *g = open_ok(a, SK_BLOOM_VERIFY);
+    assert_int_equal(info_of(g).interrupted_chunks, 0);
+    assert_all_found(g, 0, 3);
+    sk_bloom_free(g);
+}
+
+/* Flips one bit of the file at offset. */
+static void flip_byte(const char *path, off_t offset)
+{
+    int fd = open(path, O_RDWR);
+    assert_true(fd >= 0);
+    uint8_t b;
+    assert_int_equal(pread(fd, &b, 1, offset), 1);
+    b ^= 0x20;
+    assert_int_equal(pwrite(fd, &b, 1, offset), 1);
+    close(fd);
+}
+
+static void test_a_damaged_chunk_is_refused_and_stays_reported(void **state)
+{
+    (void)state;
+    char a[PATH_MAX];
+    path_of(a, "damaged.bloom");
+    sk_bloom_free(saved_empty(a, SK_BLOOM_BLOCKED));
+    flip_byte(a, SK_BF_FILE_ALIGN + 100); /* chunk 0 */
+    sk_bloom *f = open_ok(a, SK_BLOOM_IN_PLACE);
+    uint64_t key = 0;
+    int rc;
+    while ((rc = sk_bloom_add(f, &key, sizeof key)) >= 0)
+        key++;
+    assert_int_equal(rc, SK_ECHECKSUM);
+    assert_int_equal(sk_bloom_contains(f, &key, sizeof key), 0); /* nothing of it set */
+    assert_int_equal(sk_bloom_sync(f), SK_OK);
+    sk_bloom_free(f);
+    sk_bloom *g = NULL;
+    assert_int_equal(sk_bloom_open(&g, a, SK_BLOOM_VERIFY, NULL), SK_ECHECKSUM);
+    g = open_ok(a, 0);
+    assert_all_found(g, 0, key);
+    sk_bloom_free(g);
+}
+
+static void test_merge_and_clear_in_place(void **state)
+{
+    (void)state;
+    char a[PATH_MAX], b[PATH_MAX];
+    path_of(a, "merge.bloom");
+    path_of(b, "merge-whole.bloom");
+    sk_bloom *whole = saved_empty(a, SK_BLOOM_BLOCKED), *src = NULL;
+    assert_int_equal(sk_bloom_copy(&src, whole), SK_OK);
+    add_keys(src, 0, 20000);
+    sk_bloom *f = open_ok(a, SK_BLOOM_IN_PLACE);
+    assert_int_equal(sk_bloom_merge(f, src), SK_OK);
+    assert_int_equal(sk_bloom_sync(f), SK_OK);
+    assert_int_equal(sk_bloom_merge(whole, src), SK_OK);
+    assert_int_equal(sk_bloom_save(whole, b), SK_OK);
+    assert_same_file(a, b);
+    assert_int_equal(sk_bloom_clear(f), SK_OK);
+    assert_int_equal(sk_bloom_sync(f), SK_OK);
+    sk_bloom_free(f);
+    sk_bloom *g = open_ok(a, SK_BLOOM_VERIFY);
+    assert_int_equal(info_of(g).count, 0);
+    assert_int_equal(sk_bloom_estimate_items(g), 0);
+    sk_bloom_free(g);
+    sk_bloom_free(src);
+    sk_bloom_free(whole);
+}
+
+static void test_a_scalable_filter_that_grows_is_written_whole(void **state)
+{
+    (void)state;
+    char a[PATH_MAX];
+    path_of(a, "scalable.bloom");
+    sk_bloom *f = NULL;
+    assert_int_equal(sk_bloom_create(&f, &(sk_bloom_options){.capacity = 1000, .fp_rate = 0.01,
+                                                              .expansion = 2}),
+                     SK_OK);
+    add_keys(f, 0, 500);
+    assert_int_equal(sk_bloom_save(f, a), SK_OK);
+    sk_bloom_free(f);
+    f = open_ok(a, SK_BLOOM_IN_PLACE);
+    add_keys(f, 500, 900); /* the first layer still has room */
+    assert_int_equal(sk_bloom_sync(f), SK_OK);
+    assert_int_equal(info_of(f).layers, 1);
+    add_keys_batch(f, 900, 10000);
+    assert_true(info_of(f).layers > 1);
+    assert_int_equal(sk_bloom_sync(f), SK_OK);
+    add_keys(f, 10000, 10100);
+    assert_int_equal(sk_bloom_sync(f), SK_OK);
+    sk_bloom_info before = info_of(f);
+    sk_bloom_free(f);
+    sk_bloom *g = open_ok(a, SK_BLOOM_VERIFY);
+    assert_int_equal(info_of(g).layers, before.layers);
+    assert_int_equal(info_of(g).count, before.count);
+    assert_all_found(g, 0, 10100);
+    sk_bloom_free(g);
+}
+
+static void test_what_in_place_refuses(void **state)
+{
+    (void)state;
+    char a[PATH_MAX], old[PATH_MAX], fixture[PATH_MAX];
+    path_of(a, "refuse.bloom");
+    sk_bloom *mem = saved_empty(a, SK_BLOOM_BLOCKED);
+    assert_int_equal(sk_bloom_sync(mem), SK_EINCOMPAT);
+    assert_int_equal(sk_bloom_sync(NULL), SK_EINVAL);
+    sk_bloom_free(mem);
+
+    /* One process at a time holds a file in place. */
+    sk_bloom *f = open_ok(a, SK_BLOOM_IN_PLACE), *g = NULL;
+    assert_int_equal(sk_bloom_open(&g, a, SK_BLOOM_IN_PLACE, NULL), SK_EIO);
+    assert_int_equal(errno, EWOULDBLOCK);
+    assert_null(g);
+    sk_bloom *reader = open_ok(a, SK_BLOOM_VERIFY); /* readers are not kept out */
+    sk_bloom_free(reader);
+    sk_bloom_free(f);
+    sk_bloom_free(open_ok(a, SK_BLOOM_IN_PLACE));
+
+    /* A file of the format before chunk sums: rewritten by a save, after
+     * which it opens in place. */
+    snprintf(fixture, sizeof fixture, "%s/bloom_blocked.bloom", SKETCH_FIXTURES);
+    path_of(old, "old.bloom");
+    size_t len;
+    uint8_t *bytes = read_whole(fixture, &len);
+    FILE *out = fopen(old, "wb");
+    assert_non_null(out);
+    assert_int_equal(fwrite(bytes, 1, len, out), len);
+    fclose(out);
+    free(bytes);
+    assert_int_equal(sk_bloom_open(&g, old, SK_BLOOM_IN_PLACE, NULL), SK_EINCOMPAT);
+    g = open_ok(old, SK_BLOOM_VERIFY);
+    assert_int_equal(sk_bloom_save(g, old), SK_OK);
+    sk_bloom_free(g);
+    sk_bloom_free(open_ok(old, SK_BLOOM_IN_PLACE));
+
+    /* Not a regular file; missing. */
+    assert_int_equal(sk_bloom_open(&g, tmpdir, SK_BLOOM_IN_PLACE, NULL), SK_EIO);
+    char missing[PATH_MAX];
+    path_of(missing, "missing.bloom");
+    assert_int_equal(sk_bloom_open(&g, missing, SK_BLOOM_IN_PLACE, NULL), SK_EIO);
+    assert_int_equal(errno, ENOENT);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_adds_in_place_write_what_a_save_writes),
+        cmocka_unit_test(test_adds_not_synced_leave_marks_that_the_next_sync_clears),
+        cmocka_unit_test(test_a_damaged_chunk_is_refused_and_stays_reported),
+        cmocka_unit_test(test_merge_and_clear_in_place),
+        cmocka_unit_test(test_a_scalable_filter_that_grows_is_written_whole),
+        cmocka_unit_test(test_what_in_place_refuses),
+    };
+    return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
+}
