@@ -24,11 +24,16 @@
 #   compressed  bench/compressed_bench.sh: sketch count of gzip, zstd and xz
 #            files against the fastest decompressors: 10M / 1M lines, 5 / 3
 #            rounds (median)
+#   inplace  bench/in_place_bench.sh: bloom add into a filter for 850M / 100M
+#            items (1 GB / 120 MB), in place against the command of
+#            INPLACE_PEER_REF (a commit whose bloom add rewrites the whole
+#            file, built from this repository's history), 3 and 1M / 100K
+#            items, 5 / 3 rounds (median)
 #
 # Options:
 #   -q              quick sizes (above); output build-report/benchmarks.md
 #   -o FILE         write the report to FILE
-#   -s LIST         only these sections, comma-separated (default: all six)
+#   -s LIST         only these sections, comma-separated (default: all seven)
 #   -n              install nothing: sections whose peers are missing are
 #                   skipped with a note (by default, as root on Debian, missing
 #                   peers are installed with apt-get: libbloom-dev,
@@ -51,7 +56,9 @@ build=$root/build-report
 raw=$build/out
 quick=0
 install=1
-sections=hll,bloom,count,bloomcli,module,compressed
+sections=hll,bloom,count,bloomcli,module,compressed,inplace
+# The last commit whose `bloom add` rewrote the whole file: the peer of inplace.
+INPLACE_PEER_REF=${INPLACE_PEER_REF:-15d097a}
 report=
 opt_bloom_ns= opt_absent= opt_lines= opt_distinct= opt_slow= opt_cli= opt_requests= opt_runs=
 
@@ -79,6 +86,7 @@ if ((quick)); then
     count_lines=2000000 count_distinct=500000 count_runs=3 count_slow=1
     cli_items=200000 cli_runs=3 module_requests=200000 module_rounds=2 module_set=100000
     compressed_lines=1000000 compressed_rounds=3
+    inplace_items=100000000 inplace_bulk=100000 inplace_rounds=3
     mode="quick (small sizes: a smoke run, not a measurement)"
     [[ -n $report ]] || report=$build/benchmarks.md
 else
@@ -86,6 +94,7 @@ else
     count_lines=40000000 count_distinct=10000000 count_runs=3 count_slow=1
     cli_items=3300000 cli_runs=5 module_requests=1000000 module_rounds=5 module_set=1000000
     compressed_lines=10000000 compressed_rounds=5
+    inplace_items=850000000 inplace_bulk=1000000 inplace_rounds=5
     mode="full"
     [[ -n $report ]] || report=$root/docs/benchmarks.md
 fi
@@ -99,7 +108,7 @@ module_requests=${opt_requests:-$module_requests}
 if [[ -n $opt_runs ]]; then
     hll_runs=$((opt_runs < 7 ? 7 : opt_runs)) bloom_runs=$((opt_runs < 3 ? 3 : opt_runs))
     bloom_runs_large=$opt_runs count_runs=$opt_runs cli_runs=$opt_runs module_rounds=$opt_runs
-    compressed_rounds=$opt_runs
+    compressed_rounds=$opt_runs inplace_rounds=$opt_runs
 fi
 want() { [[ ,$sections, == *,$1,* ]]; }
 
@@ -212,6 +221,21 @@ if want compressed; then
     run_section compressed env ROUNDS="$compressed_rounds" BENCH_LINES="$compressed_lines" \
         BENCH_DISTINCT="$((compressed_lines / 4))" bash "$here/compressed_bench.sh" "$build"
 fi
+if want inplace; then
+    # The peer: this repository's command as of INPLACE_PEER_REF.
+    peer_bin=
+    if git -C "$root" cat-file -e "$INPLACE_PEER_REF^{commit}" 2> /dev/null; then
+        rm -rf "$build/peer-src" && mkdir -p "$build/peer-src" &&
+            git -C "$root" archive "$INPLACE_PEER_REF" | tar -x -C "$build/peer-src" &&
+            cmake -S "$build/peer-src" -B "$build/peer" -DCMAKE_BUILD_TYPE=Release \
+                -DSKETCH_BUILD_TESTS=OFF -DSKETCH_BUILD_BENCH=OFF > "$raw/peer.log" 2>&1 &&
+            cmake --build "$build/peer" -j "$(nproc)" --target sketch_cli >> "$raw/peer.log" 2>&1 &&
+            peer_bin=$build/peer/cli/sketch
+    fi
+    [[ -n $peer_bin ]] || log "section inplace: no peer (commit $INPLACE_PEER_REF not built)"
+    run_section inplace env ROUNDS="$inplace_rounds" FILTER_ITEMS="$inplace_items" \
+        BULK_ITEMS="$inplace_bulk" bash "$here/in_place_bench.sh" "$build" $peer_bin
+fi
 load_end=$(cut -d' ' -f1-3 /proc/loadavg)
 total_min=$(( (SECONDS - t_start + 30) / 60 ))
 
@@ -272,6 +296,19 @@ summary=$(
              /^(gz|zst|xz) +sketch count/ {
                  printf "| compressed input | sketch count of a .%s file against %s -d > /dev/null | %s s | %s s | %sx the time |\n", c, tool[c], $(NF-1), floor[c], $NF }' \
             "$raw/compressed.out"
+    fi
+    if ok inplace; then
+        # name (10 columns), what (34), then median ms, peak MiB, x in-place.
+        awk '/^filter: / { bytes = $6 }
+             /^(in-place|rewrite) / { what = substr($0, 12, 34); sub(/ +$/, "", what)
+                 ms[$1, what] = $(NF-2); mib[$1, what] = $(NF-1); x[$1, what] = $NF
+                 if ($1 == "in-place") order[++n] = what }
+             END { for (i = 1; i <= n; i++) { w = order[i]
+                       if (("rewrite", w) in ms)
+                           printf "| adds in place | bloom add of %s, into a %s-byte filter: in place against a rewrite of the file | %s ms, %s MiB | %s ms, %s MiB | **%sx** faster |\n", w, bytes, ms["in-place", w], mib["in-place", w], ms["rewrite", w], mib["rewrite", w], x["rewrite", w]
+                       else
+                           printf "| adds in place | bloom add of %s, into a %s-byte filter | %s ms, %s MiB | | |\n", w, bytes, ms["in-place", w], mib["in-place", w] } }' \
+            "$raw/inplace.out"
     fi
     if ok bloomcli; then
         awk -F' *[|] *' 'NF >= 8 && $4 ~ /^[0-9.]+$/ {
@@ -356,6 +393,7 @@ mkdir -p "$(dirname "$report")"
     want bloomcli && echo "| bloomcli | bloom_cli_bench.sh: BENCH_ITEMS=$cli_items, RUNS=$cli_runs | ${status[bloomcli]:-} |"
     want module && echo "| module | module_bench.sh: REQUESTS=$module_requests, ROUNDS=$module_rounds, SET_ITEMS=$module_set | ${status[module]:-} |"
     want compressed && echo "| compressed | compressed_bench.sh: BENCH_LINES=$compressed_lines, ROUNDS=$compressed_rounds | ${status[compressed]:-} |"
+    want inplace && echo "| inplace | in_place_bench.sh: FILTER_ITEMS=$inplace_items, BULK_ITEMS=$inplace_bulk, ROUNDS=$inplace_rounds, peer: $INPLACE_PEER_REF | ${status[inplace]:-} |"
     echo
     echo "## Summary"
     echo
@@ -378,9 +416,11 @@ mkdir -p "$(dirname "$report")"
         "sketch.so's commands against PFADD, PFCOUNT and a SET on the same server, with redis-benchmark."
     section_md compressed "Compressed input: bench/compressed_bench.sh" \
         "\`sketch count\` of gzip, zstd and xz files against the fastest decompressor installed writing to /dev/null, and the usual \`zcat | wc -l\` pipes."
+    section_md inplace "Adds in place: bench/in_place_bench.sh" \
+        "\`sketch bloom add\` into a large filter file, which changes the chunks its items touch in place, against the command of commit $INPLACE_PEER_REF, which read, checked and rewrote the whole file. Peak memory is GNU time's maximum resident set, which counts the pages of the mapped file that the process touched."
 } > "$report.tmp" && mv "$report.tmp" "$report"
 log "wrote $report ($total_min min)"
-for name in hll bloom count bloomcli module compressed; do
+for name in hll bloom count bloomcli module compressed inplace; do
     want $name && [[ ${status[$name]:-} == failed* ]] && exit 1
 done
 exit 0

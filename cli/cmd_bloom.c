@@ -501,8 +501,7 @@ static int bloom_add(int argc, char **argv)
         void **contexts;
         int used;
         const char *failed = NULL;
-        /* In place, marking chunks is not atomic between threads. */
-        int threads = info.expansion != 0 || in_place ? 1 : o.threads;
+        int threads = info.expansion != 0 ? 1 : o.threads;
         /* One thread: plain stores instead of locked ORs (sketch/bloom.h). */
         if (threads == 1)
             sk_bloom_set_single_writer(f, 1);

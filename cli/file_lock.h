@@ -4,8 +4,10 @@
  * the new one is in place, so that concurrent writers (xargs -P, cron)
  * never lose an update: each waits for the one before it and then reads
  * what that one wrote (with --no-wait, option_no_wait in util.h, a locked
- * file is an error, exit 2). Readers need no lock: files are replaced whole by a
- * rename, so a reader sees the old file or the new one, never a mix.
+ * file is an error, exit 2). Readers need no lock of these: files are
+ * replaced whole by a rename, so a reader sees the old file or the new one,
+ * and a filter changed in place is committed under the library's own lock,
+ * which its readers take (docs/bloom-format.md).
  */
 #ifndef SKETCH_CLI_FILE_LOCK_H
 #define SKETCH_CLI_FILE_LOCK_H

@@ -2,9 +2,12 @@
  * fuzz_bloom_file.c: sk_bloom_open on a file holding the input.
  *
  * The first input byte is a control byte: bit 0 makes the header checksum
- * right, bit 1 the arrays' checksums too, bit 2 opens with SK_BLOOM_VERIFY.
- * A filter that opens must answer queries, take adds in its private
- * mapping, and give a dump that restores to an identical dump.
+ * right, bit 1 the arrays' checksums too, bit 2 opens with SK_BLOOM_VERIFY,
+ * bit 3 with SK_BLOOM_IN_PLACE. A filter that opens must answer queries,
+ * take adds (in its private mapping, or in the file in place, where a
+ * damaged chunk may refuse them), and give a dump that restores to an
+ * identical dump; in place, a sync must commit them, and the file then
+ * open again with every item whose add succeeded.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -81,7 +84,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     free(buf);
 
     sk_bloom *f = (sk_bloom *)(uintptr_t)1;
-    int rc = sk_bloom_open(&f, path, (control & 4) ? SK_BLOOM_VERIFY : 0, NULL);
+    unsigned flags = ((control & 4) ? SK_BLOOM_VERIFY : 0) | ((control & 8) ? SK_BLOOM_IN_PLACE : 0);
+    int rc = sk_bloom_open(&f, path, flags, NULL);
     if (rc != SK_OK) {
         FUZZ_CHECK(f == NULL && rc < 0);
         return 0;
@@ -106,14 +110,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         (void)sk_bloom_contains(f, names[i], lens[i]);
     }
     sk_bloom_contains_batch(f, items, lens, 8, found);
-    /* Adds go to the private mapping; a scalable filter may grow, within a
-     * budget that refuses large layers. */
+    /* Adds go to the private mapping, or to the file; a scalable filter may
+     * grow, within a budget that refuses large layers. */
     sk_bloom_set_max_memory(f, info.memory + (16u << 20));
+    int in_file[8] = {0};
     for (int i = 0; i < 8; i++) {
         rc = sk_bloom_add(f, names[i], lens[i]);
-        FUZZ_CHECK(rc >= 0 || rc == SK_EBUDGET || rc == SK_EFULL || rc == SK_ENOMEM);
+        FUZZ_CHECK(rc >= 0 || rc == SK_EBUDGET || rc == SK_EFULL || rc == SK_ENOMEM ||
+                   ((flags & SK_BLOOM_IN_PLACE) && rc == SK_ECHECKSUM));
         if (rc >= 0)
             FUZZ_CHECK(sk_bloom_contains(f, names[i], lens[i]) == 1);
+        in_file[i] = rc >= 0;
+    }
+    if (flags & SK_BLOOM_IN_PLACE) {
+        rc = sk_bloom_sync(f);
+        /* A filter that grew is written whole, after a check of every chunk. */
+        FUZZ_CHECK(rc == SK_OK || rc == SK_ECHECKSUM || rc == SK_ENOMEM);
+        sk_bloom_free(f);
+        if (rc != SK_OK)
+            return 0;
+        FUZZ_CHECK(sk_bloom_open(&f, path, 0, NULL) == SK_OK);
+        for (int i = 0; i < 8; i++)
+            if (in_file[i])
+                FUZZ_CHECK(sk_bloom_contains(f, names[i], lens[i]) == 1);
     }
     sk_bloom_free(f);
     return 0;

@@ -158,9 +158,11 @@ static void bloom_seeds(void)
             die("sk_bloom_save");
         size_t len;
         uint8_t *file = read_file(path, &len);
-        const uint8_t file_control[] = {0}, verify[] = {4};
+        const uint8_t file_control[] = {0}, verify[] = {4}, in_place[] = {8};
         seed("bloom_file", filter_names[kind], file_control, 1, file, len);
         char name[64];
+        snprintf(name, sizeof name, "%s-in-place", filter_names[kind]);
+        seed("bloom_file", name, in_place, 1, file, len);
         snprintf(name, sizeof name, "%s-verify", filter_names[kind]);
         seed("bloom_file", name, verify, 1, file, len);
         free(file);

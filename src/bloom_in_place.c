@@ -31,12 +31,19 @@
  * Readers hold the header lock shared while they read a file
  * (bloom_file.c), so a commit never shows them half-written sums or header.
  * Bits an add sets between commits may show up in a read at any time, which
- * only ever adds items. Adds in place need exclusive access: marking is not
- * atomic between threads.
+ * only ever adds items.
+ *
+ * Threads may add to a fixed filter in place at once, as to one in memory:
+ * each chunk has a state in memory, and the one thread that moves it from
+ * unchecked to checking checks and marks it while the others wait. Every
+ * add flushes the marks before it sets bits if one of its chunks has a mark
+ * that no flush has covered yet. Sync, merge, clear and scalable filters
+ * need exclusive access.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -54,11 +61,22 @@
  * flush of the marks for all of them. */
 #define TOUCH_BATCH 1024
 
+/* What this process knows of a chunk since the last commit. */
+enum chunk_state {
+    CHUNK_UNCHECKED, /* not yet checked against its sum */
+    CHUNK_CHECKING,  /* a thread is checking and marking it */
+    CHUNK_MARKED,    /* checked and marked, the mark maybe not yet on the disk */
+    CHUNK_DURABLE,   /* marked, and the mark flushed: bits may change */
+    CHUNK_DAMAGED    /* differs from its sum: refused */
+};
+
 struct sk__in_place {
     int fd;
     char *path;
     size_t path_size;
-    uint64_t last_base;   /* the index, among all chunks, of the last one's first */
+    uint64_t last_base; /* the index, among all chunks, of the last layer's first */
+    uint64_t chunks;
+    _Atomic uint8_t *state; /* an enum chunk_state per chunk */
 };
 
 static int set_lock(int fd, int cmd, short type, off_t byte)
@@ -93,66 +111,115 @@ static int is_marked(const sk_bloom *f, uint64_t chunk)
 /* Flushes the marks (a few pages at most: one bit per chunk) to the disk. */
 static int flush_marks(const sk_bloom *f)
 {
-    uint64_t chunks = sk__bloom_chunks(f, f->chunk_shift);
     uintptr_t start = (uintptr_t)f->marks & ~(uintptr_t)(SK_BF_FILE_ALIGN - 1);
-    uintptr_t end = (uintptr_t)f->marks + (uintptr_t)sk__bloom_marks_size(chunks);
+    uintptr_t end = (uintptr_t)f->marks + (uintptr_t)sk__bloom_marks_size(f->in_place->chunks);
     return msync((void *)start, end - start, MS_SYNC) == 0 ? SK_OK : SK_EIO;
 }
 
 /* Checks and marks chunk `local` of layer l, chunk `chunk` among all;
- * *fresh becomes 1 if it had no mark. */
+ * *unflushed becomes 1 if its mark may not be on the disk yet. */
 static int touch_chunk(sk_bloom *f, const struct layer *l, uint64_t local, uint64_t chunk,
-                       int *fresh)
+                       int *unflushed)
 {
-    if (is_marked(f, chunk))
+    _Atomic uint8_t *state = &f->in_place->state[chunk];
+    for (;;) {
+        uint8_t s = atomic_load_explicit(state, memory_order_acquire);
+        switch (s) {
+        case CHUNK_DURABLE: return SK_OK;
+        case CHUNK_MARKED: *unflushed = 1; return SK_OK;
+        case CHUNK_DAMAGED: return SK_ECHECKSUM;
+        case CHUNK_CHECKING: sched_yield(); continue;
+        default: break;
+        }
+        if (!atomic_compare_exchange_weak_explicit(state, &s, CHUNK_CHECKING,
+                                                   memory_order_acquire, memory_order_relaxed))
+            continue;
+        if (sk__bloom_chunk_sum(l, local, f->chunk_shift) !=
+            sk_load_le64(f->sums + chunk * SK_BF_SUM_SIZE)) {
+            atomic_store_explicit(state, CHUNK_DAMAGED, memory_order_release);
+            return SK_ECHECKSUM;
+        }
+        /* Other threads mark other chunks of the same byte. */
+        atomic_fetch_or_explicit((_Atomic uint8_t *)(void *)&f->marks[chunk / 8],
+                                 (uint8_t)(1u << (chunk % 8)), memory_order_relaxed);
+        atomic_store_explicit(state, CHUNK_MARKED, memory_order_release);
+        *unflushed = 1;
         return SK_OK;
-    if (sk__bloom_chunk_sum(l, local, f->chunk_shift) !=
-        sk_load_le64(f->sums + chunk * SK_BF_SUM_SIZE))
-        return SK_ECHECKSUM;
-    f->marks[chunk / 8] |= (uint8_t)(1u << (chunk % 8));
-    *fresh = 1;
-    return SK_OK;
+    }
 }
 
-/* Checks and marks the chunks an add of h may change: in the newest
- * layer, which is where adds go, while it is the file's. */
-static int touch_item(sk_bloom *f, struct item_hash h, int *fresh)
+/* The chunks an add of h may change, among all: in the newest layer, which
+ * is where adds go, while it is the file's. Their number. */
+static unsigned item_chunks(const sk_bloom *f, struct item_hash h,
+                            uint64_t chunks[SK_BLOOM_MAX_HASHES])
 {
-    const struct sk__in_place *ip = f->in_place;
     if (f->nlayers != f->file_layers)
-        return SK_OK; /* a layer of memory: the file is rewritten whole */
+        return 0; /* a layer of memory: the file is rewritten whole */
     const struct layer *l = &f->layers[f->nlayers - 1];
-    uint64_t words[SK_BLOOM_MAX_HASHES];
-    unsigned n = layer_words(l, f->layout, h, words);
+    unsigned n = layer_words(l, f->layout, h, chunks);
+    for (unsigned i = 0; i < n; i++)
+        chunks[i] = f->in_place->last_base + (chunks[i] * 8 >> f->chunk_shift);
+    return n;
+}
+
+static int touch_item(sk_bloom *f, struct item_hash h, int *unflushed)
+{
+    const struct layer *l = &f->layers[f->nlayers - 1];
+    uint64_t chunks[SK_BLOOM_MAX_HASHES];
+    unsigned n = item_chunks(f, h, chunks);
     for (unsigned i = 0; i < n; i++) {
-        uint64_t local = words[i] * 8 >> f->chunk_shift;
-        int rc = touch_chunk(f, l, local, ip->last_base + local, fresh);
+        int rc = touch_chunk(f, l, chunks[i] - f->in_place->last_base, chunks[i], unflushed);
         if (rc != SK_OK)
             return rc;
     }
     return SK_OK;
 }
 
+/* After a flush of the marks: the chunks of these items may change. */
+static void made_durable(sk_bloom *f, const struct item_hash *h, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t chunks[SK_BLOOM_MAX_HASHES];
+        unsigned k = item_chunks(f, h[i], chunks);
+        for (unsigned j = 0; j < k; j++) {
+            uint8_t marked = CHUNK_MARKED;
+            atomic_compare_exchange_strong_explicit(&f->in_place->state[chunks[j]], &marked,
+                                                    CHUNK_DURABLE, memory_order_relaxed,
+                                                    memory_order_relaxed);
+        }
+    }
+}
+
 int sk__bloom_in_place_touch(sk_bloom *f, struct item_hash h)
 {
-    int fresh = 0, rc = touch_item(f, h, &fresh);
-    return rc == SK_OK && fresh ? flush_marks(f) : rc;
+    int unflushed = 0, rc = touch_item(f, h, &unflushed);
+    if (rc == SK_OK && unflushed) {
+        rc = flush_marks(f);
+        if (rc == SK_OK)
+            made_durable(f, &h, 1);
+    }
+    return rc;
 }
 
 int sk__bloom_in_place_touch_all(sk_bloom *f)
 {
     uint64_t chunk = 0;
-    int fresh = 0;
+    int unflushed = 0;
     for (unsigned i = 0; i < f->nlayers && i < f->file_layers; i++) {
         const struct layer *l = &f->layers[i];
         uint64_t n = sk__bloom_layer_chunks(l, f->chunk_shift);
         for (uint64_t c = 0; c < n; c++, chunk++) {
-            int rc = touch_chunk(f, l, c, chunk, &fresh);
+            int rc = touch_chunk(f, l, c, chunk, &unflushed);
             if (rc != SK_OK)
                 return rc;
         }
     }
-    return fresh ? flush_marks(f) : SK_OK;
+    if (!unflushed)
+        return SK_OK;
+    int rc = flush_marks(f);
+    for (uint64_t c = 0; rc == SK_OK && c < chunk; c++)
+        atomic_store_explicit(&f->in_place->state[c], CHUNK_DURABLE, memory_order_relaxed);
+    return rc;
 }
 
 int sk__bloom_in_place_add_batch(sk_bloom *f, const void *const *items, const size_t *lens,
@@ -161,13 +228,16 @@ int sk__bloom_in_place_add_batch(sk_bloom *f, const void *const *items, const si
     struct item_hash h[TOUCH_BATCH];
     for (size_t done = 0; done < n;) {
         size_t count = n - done < TOUCH_BATCH ? n - done : TOUCH_BATCH;
-        int fresh = 0, rc = SK_OK;
+        int unflushed = 0, rc = SK_OK;
         for (size_t i = 0; i < count && rc == SK_OK; i++) {
             h[i] = hash_item(items[done + i], lens[done + i]);
-            rc = touch_item(f, h[i], &fresh);
+            rc = touch_item(f, h[i], &unflushed);
         }
-        if (rc == SK_OK && fresh)
+        if (rc == SK_OK && unflushed) {
             rc = flush_marks(f);
+            if (rc == SK_OK)
+                made_durable(f, h, count);
+        }
         for (size_t i = 0; i < count && rc == SK_OK; i++) {
             int r = sk__bloom_add_hashed(f, h[i]);
             if (r < 0)
@@ -224,6 +294,10 @@ static int commit(sk_bloom *f)
     if (rc != SK_OK)
         return rc;
     memset(f->marks, 0, (size_t)sk__bloom_marks_size(chunk));
+    /* Summed from the bytes as they are, so checked; unmarked again. */
+    for (uint64_t c = 0; c < chunk; c++)
+        if (atomic_load_explicit(&f->in_place->state[c], memory_order_relaxed) != CHUNK_DAMAGED)
+            atomic_store_explicit(&f->in_place->state[c], CHUNK_UNCHECKED, memory_order_relaxed);
     return fdatasync(fd) == 0 ? SK_OK : SK_EIO;
 }
 
@@ -243,18 +317,24 @@ int sk__bloom_commit_in_place(sk_bloom *f)
 int sk__bloom_begin_in_place(sk_bloom *f, int fd, const char *path)
 {
     struct sk__in_place *ip = sk__zalloc(&f->alloc, sizeof *ip);
-    size_t size = strlen(path) + 1;
-    char *copy = ip == NULL ? NULL : sk__alloc(&f->alloc, size);
-    if (copy == NULL) {
-        if (ip != NULL)
-            sk__free(&f->alloc, ip, sizeof *ip);
+    if (ip == NULL)
         return SK_ENOMEM;
-    }
-    memcpy(copy, path, size);
-    *ip = (struct sk__in_place){.fd = fd, .path = copy, .path_size = size};
+    f->in_place = ip;
+    ip->fd = fd;
+    ip->chunks = sk__bloom_chunks(f, f->chunk_shift);
+    ip->path_size = strlen(path) + 1;
+    ip->path = sk__alloc(&f->alloc, ip->path_size);
+    ip->state = sk__zalloc(&f->alloc, (size_t)ip->chunks);
+    if (ip->path == NULL || ip->state == NULL)
+        return SK_ENOMEM;
+    memcpy(ip->path, path, ip->path_size);
     for (unsigned i = 0; i + 1 < f->nlayers; i++)
         ip->last_base += sk__bloom_layer_chunks(&f->layers[i], f->chunk_shift);
-    f->in_place = ip;
+    /* An interrupted add's chunks cannot be checked, and their marks are on
+     * the disk already. */
+    for (uint64_t c = 0; c < ip->chunks; c++)
+        if (is_marked(f, c))
+            atomic_store_explicit(&ip->state[c], CHUNK_DURABLE, memory_order_relaxed);
     return SK_OK;
 }
 
@@ -264,7 +344,10 @@ void sk__bloom_end_in_place(sk_bloom *f)
     if (ip == NULL)
         return;
     close(ip->fd);
-    sk__free(&f->alloc, ip->path, ip->path_size);
+    if (ip->path != NULL)
+        sk__free(&f->alloc, ip->path, ip->path_size);
+    if (ip->state != NULL)
+        sk__free(&f->alloc, (void *)ip->state, (size_t)ip->chunks);
     sk__free(&f->alloc, ip, sizeof *ip);
     f->in_place = NULL;
 }

@@ -104,8 +104,9 @@ int sk__bloom_in_place_add_batch(sk_bloom *f, const void *const *items, const si
                                  size_t n, uint8_t *added);
 int sk__bloom_commit_in_place(sk_bloom *f);
 
-/* Takes over fd (closed by sk_bloom_free from then on, whatever this
- * returns), the file f was opened from in place and parsed from. */
+/* Takes over fd, the file f was opened from in place and parsed from:
+ * once f->in_place is set, sk_bloom_free closes it, whatever this
+ * returns. */
 int sk__bloom_begin_in_place(sk_bloom *f, int fd, const char *path);
 void sk__bloom_end_in_place(sk_bloom *f);
 

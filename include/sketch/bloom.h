@@ -232,10 +232,12 @@ SK_API int sk_bloom_save(const sk_bloom *f, const char *path);
  * add that has returned survives the process being killed; one that a
  * crash interrupted leaves its chunks marked, which the next open reports
  * in sk_bloom_info.interrupted_chunks, and the next sk_bloom_sync re-sums
- * (the crash guarantee in full is in docs/bloom-format.md). A filter open in
- * place needs exclusive access, and one process at a time may hold a file
- * so (SK_EIO with errno EWOULDBLOCK); SK_EINCOMPAT for a file of the
- * format before chunk sums, which sk_bloom_save rewrites in the new one. */
+ * (the crash guarantee in full is in docs/bloom-format.md). Any number of
+ * threads may add to a fixed filter open in place, as under "Threads"
+ * above; merge, clear and sync need exclusive access. One process at a
+ * time may hold a file in place (SK_EIO with errno EWOULDBLOCK);
+ * SK_EINCOMPAT for a file of the format before chunk sums, which
+ * sk_bloom_save rewrites in the new one. */
 #define SK_BLOOM_VERIFY 1u
 #define SK_BLOOM_MAP 2u
 #define SK_BLOOM_IN_PLACE 4u

@@ -19,11 +19,16 @@
  * whose adds are plain stores, mixing single adds and batches: readers
  * running alongside must still find every completed item.
  *
+ * And the same again on a filter file opened in place (SK_BLOOM_IN_PLACE),
+ * whose adds first check and mark the chunks they change: after a sync the
+ * file holds every item and verifies.
+ *
  * Cmocka's assertions are not thread-safe, so the threads only count; the
  * main thread asserts. Under -DSKETCH_SANITIZE=thread, ThreadSanitizer
  * checks that the library's concurrent adds and queries are free of data
  * races (the relaxed atomics are enough: bits are only ever set).
  */
+#define _GNU_SOURCE
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -33,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -207,13 +213,23 @@ static void *reader_main(void *arg)
 }
 
 /* nwriters == 1: one writer, on a filter set to single-writer mode, that
- * mixes batches and single adds. */
-static void run(sk_bloom_layout layout, int batch, unsigned nwriters)
+ * mixes batches and single adds. in_place: the filter is a file opened in
+ * place. */
+static void run_filter(sk_bloom_layout layout, int batch, unsigned nwriters, int in_place)
 {
     const uint64_t total = (uint64_t)nwriters * ITEMS_PER_WRITER;
     struct shared s;
     memset(&s, 0, sizeof s);
     assert_int_equal(sk_bloom_new(&s.filter, total, 0.01, layout), SK_OK);
+    char path[] = "/tmp/sketch-threads-XXXXXX";
+    if (in_place) {
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        close(fd);
+        assert_int_equal(sk_bloom_save(s.filter, path), SK_OK);
+        sk_bloom_free(s.filter);
+        assert_int_equal(sk_bloom_open(&s.filter, path, SK_BLOOM_IN_PLACE, NULL), SK_OK);
+    }
     if (nwriters == 1)
         sk_bloom_set_single_writer(s.filter, 1);
     for (unsigned w = 0; w < WRITERS; w++)
@@ -278,7 +294,38 @@ static void run(sk_bloom_layout layout, int batch, unsigned nwriters)
         }
     /* Absent items at about the filter's rate (loosely: fewer than 5%). */
     assert_true(absent_found <= absent / 20 + 10);
+    if (in_place) {
+        assert_int_equal(sk_bloom_sync(s.filter), SK_OK);
+        sk_bloom_free(s.filter);
+        assert_int_equal(sk_bloom_open(&s.filter, path, SK_BLOOM_VERIFY, NULL), SK_OK);
+        sk_bloom_get_info(s.filter, &info);
+        assert_int_equal(info.count, changed);
+        assert_int_equal(info.interrupted_chunks, 0);
+        for (unsigned w = 0; w < nwriters; w++)
+            for (uint64_t i = 0; i < ITEMS_PER_WRITER; i++) {
+                uint64_t key = item_of(w, i);
+                assert_int_equal(sk_bloom_contains(s.filter, &key, sizeof key), 1);
+            }
+        unlink(path);
+    }
     sk_bloom_free(s.filter);
+}
+
+static void run(sk_bloom_layout layout, int batch, unsigned nwriters)
+{
+    run_filter(layout, batch, nwriters, 0);
+}
+
+static void test_blocked_in_place(void **state)
+{
+    (void)state;
+    run_filter(SK_BLOOM_BLOCKED, 1, WRITERS, 1);
+}
+
+static void test_classic_in_place(void **state)
+{
+    (void)state;
+    run_filter(SK_BLOOM_CLASSIC, 1, WRITERS, 1);
 }
 
 static void test_blocked(void **state)
@@ -326,6 +373,8 @@ int main(void)
         cmocka_unit_test(test_classic_batches),
         cmocka_unit_test(test_blocked_one_writer),
         cmocka_unit_test(test_classic_one_writer),
+        cmocka_unit_test(test_blocked_in_place),
+        cmocka_unit_test(test_classic_in_place),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
