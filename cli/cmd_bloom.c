@@ -79,7 +79,10 @@ static const char add_usage[] =
     "                  writes FILE\n"
     "  -h, --help      show this help\n"
     "Several commands may add to one FILE at once: each waits for the one before.\n"
-    "A filter whose checksums do not match its bits is refused (exit 2).\n"
+    "FILE is changed in place: an add reads and writes the 64 KiB chunks its items\n"
+    "fall in, each checked against its checksum first, and refuses a damaged one\n"
+    "(exit 2). If an add is killed, the items it had added stay, and the next add\n"
+    "writes the checksums it left undone.\n"
     "Example:\n"
     "  zcat bad-urls.txt.gz | sketch bloom add urls.bloom\n"
     "  sketch bloom add -w -f 1 clients.bloom < access.log\n";
