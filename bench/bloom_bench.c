@@ -43,6 +43,16 @@
  * shape, bits per item, false-positive rate measured on the A absent items
  * and expected from its formula, and a count of false negatives (must be 0).
  *
+ * Beside them, the floor: what any filter that reads or writes one random
+ * 64-byte line per item costs on this machine, from an array the size of
+ * the blocked filter, the line chosen by the key's first 8 bytes (random
+ * already: no hash), reached through a ring of prefetches D items ahead:
+ * "floor t0/4K" with prefetcht0 and D = 32 on 4 KB pages, "floor t2/2M"
+ * with prefetcht2 and D = 64 on 2 MB pages (madvise MADV_HUGEPAGE). Its add
+ * sets a bit of the line's first word, its queries read that word. A third
+ * table gives each batched row of sketch blocked over the faster floor of
+ * the same operation.
+ *
  * This is a benchmark, not a test: it prints the targets beside the
  * measurements and always exits 0 unless it cannot run at all.
  *
@@ -56,13 +66,14 @@
  *                    [-i IMPL[,IMPL]...]
  * (-i libbloom,blocked,classic selects the filters, e.g. to profile one.)
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -111,7 +122,7 @@ static void shuffle_keys(uint8_t *keys, uint64_t count, uint64_t seed)
 
 /* ---- the contenders and their passes -------------------------------------------- */
 
-enum kind { LIBBLOOM, SKETCH };
+enum kind { LIBBLOOM, SKETCH, FLOOR };
 
 struct contender {
     const char *name;
@@ -121,6 +132,10 @@ struct contender {
     sk_bloom *sk;           /* SKETCH */
     int selected;           /* -i */
     int skipped;            /* not selected, or LIBBLOOM when n does not fit */
+    int huge;               /* FLOOR: 2 MB pages, prefetcht2, 64 ahead; else t0, 32 */
+    uint64_t *lines;        /* FLOOR: the array, 8 words a line */
+    uint64_t nlines;
+    size_t map_len;
 };
 
 enum op {
@@ -137,8 +152,8 @@ static int op_is_add(enum op op)
     return op <= OP_ADD_BATCH_ONE_WRITER;
 }
 
-/* Rows libbloom has no counterpart of: batches, and the single-writer mode
- * (libbloom is always single-writer). */
+/* Rows libbloom and the floor have no counterpart of: batches, and the
+ * single-writer mode (libbloom is always single-writer). */
 static int op_is_sketch_only(enum op op)
 {
     return op != OP_ADD && op != OP_PRESENT && op != OP_ABSENT;
@@ -229,9 +244,66 @@ static uint64_t sk_contains_batched(const sk_bloom *f, const uint8_t *keys, uint
     return hits;
 }
 
+/* The floor's array of `lines` 64-byte lines, on 4 KB or 2 MB pages. */
+static void floor_alloc(struct contender *c, uint64_t lines)
+{
+    const size_t huge = (size_t)2 << 20;
+    size_t bytes = (size_t)lines * 64, len = (bytes + huge - 1) / huge * huge + huge;
+    uint8_t *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (map == MAP_FAILED) {
+        fprintf(stderr, "bloom_bench: mmap of the floor's %zu bytes failed\n", len);
+        exit(1);
+    }
+    uint8_t *aligned = (uint8_t *)(((uintptr_t)map + huge - 1) & ~(uintptr_t)(huge - 1));
+    madvise(aligned, len - (size_t)(aligned - map), c->huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+    c->lines = (uint64_t *)(void *)aligned;
+    c->nlines = lines;
+    c->map_len = len;
+    c->lb.bf = map; /* what munmap takes back */
+    memset(c->lines, 0, bytes);
+}
+
+static void floor_free(struct contender *c)
+{
+    munmap(c->lb.bf, c->map_len);
+    c->lines = NULL;
+}
+
+/* One floor pass: a ring of prefetches `ahead` items ahead, then one load
+ * (queries) or one OR (adds) of a word of each item's line. */
+static uint64_t floor_pass(const struct contender *c, const uint8_t *keys, uint64_t count,
+                           int write)
+{
+    enum { RING = 64 };
+    const unsigned ahead = c->huge ? 64 : 32;
+    uint64_t *at[RING];
+    uint64_t acc = 0;
+    for (uint64_t i = 0; i < count + ahead; i++) {
+        unsigned slot = (unsigned)(i % ahead);
+        if (i >= ahead) {
+            if (write)
+                *at[slot] |= 1;
+            else
+                acc += *at[slot] & 1;
+        }
+        if (i < count) {
+            uint64_t x;
+            memcpy(&x, keys + i * KEY_SIZE, 8);
+            at[slot] = c->lines + (uint64_t)(((u128)x * c->nlines) >> 64) * 8;
+            if (c->huge)
+                __builtin_prefetch(at[slot], 0, 1);
+            else
+                __builtin_prefetch(at[slot], 0, 3);
+        }
+    }
+    return write ? count : acc;
+}
+
 static void clear_filter(struct contender *c)
 {
-    if (c->kind == LIBBLOOM) {
+    if (c->kind == FLOOR) {
+        memset(c->lines, 0, (size_t)c->nlines * 64);
+    } else if (c->kind == LIBBLOOM) {
         if (bloom_reset(&c->lb) != 0) {
             fprintf(stderr, "bloom_bench: bloom_reset failed\n");
             exit(1);
@@ -252,6 +324,12 @@ static uint64_t run_pass(struct contender *c, enum op op, const uint8_t *added_k
         clear_filter(c); /* untimed; also faults every page in before the run */
     uint64_t result = 0;
     double cpu_start = cpu_ns(), start = now_ns();
+    if (c->kind == FLOOR) {
+        result = op == OP_ADD       ? floor_pass(c, added_keys, n, 1)
+                 : op == OP_PRESENT ? floor_pass(c, added_keys, n, 0)
+                                    : floor_pass(c, absent_keys, absent, 0);
+        op = NOPS;
+    }
     switch (op) {
     case OP_ADD:
         result = c->kind == LIBBLOOM ? lib_add(&c->lb, added_keys, n)
@@ -340,7 +418,7 @@ static void usage(void)
           "  -b BATCH   items per sketch batch call, 1..4096 (default 64)\n"
           "  -r RUNS    timed runs per row below 50M items, at least 3 (default 5)\n"
           "  -R RUNS    timed runs per row from 50M items on, at least 1 (default 3)\n"
-          "  -i IMPL,...  only these of libbloom, blocked, classic (default: all)\n",
+          "  -i IMPL,...  only these of libbloom, blocked, classic, floor (default: all)\n",
           stderr);
     exit(2);
 }
@@ -361,7 +439,7 @@ int main(int argc, char **argv)
     double p = 0.01;
     uint64_t absent = UINT64_C(10000000);
     int runs_small = 5, runs_large = 3;
-    const char *impls = "libbloom,blocked,classic";
+    const char *impls = "libbloom,blocked,classic,floor";
     int c;
     while ((c = getopt(argc, argv, "n:p:a:b:r:R:i:h")) != -1) {
         switch (c) {
@@ -442,14 +520,17 @@ int main(int argc, char **argv)
     for (double start = now_ns(); now_ns() - start < 300e6;)
         sink += keys[(uint64_t)sink % n_max * KEY_SIZE];
 
-    struct contender contenders[3] = {
-        {"libbloom", LIBBLOOM, SK_BLOOM_CLASSIC, {0}, NULL, 0, 0},
-        {"sketch blocked", SKETCH, SK_BLOOM_BLOCKED, {0}, NULL, 0, 0},
-        {"sketch classic", SKETCH, SK_BLOOM_CLASSIC, {0}, NULL, 0, 0},
+    struct contender contenders[5] = {
+        {.name = "floor t0/4K", .kind = FLOOR},
+        {.name = "floor t2/2M", .kind = FLOOR, .huge = 1},
+        {.name = "libbloom", .kind = LIBBLOOM, .layout = SK_BLOOM_CLASSIC},
+        {.name = "sketch blocked", .kind = SKETCH, .layout = SK_BLOOM_BLOCKED},
+        {.name = "sketch classic", .kind = SKETCH, .layout = SK_BLOOM_CLASSIC},
     };
-    const int ncont = 3;
+    const int ncont = 5;
     {
-        static const char *const impl_names[3] = {"libbloom", "blocked", "classic"};
+        static const char *const impl_names[5] = {"floor", "floor", "libbloom", "blocked",
+                                                  "classic"};
         char *copy = strdup(impls), *save = NULL;
         for (char *tok = strtok_r(copy, ",", &save); tok != NULL;
              tok = strtok_r(NULL, ",", &save)) {
@@ -492,7 +573,17 @@ int main(int argc, char **argv)
             ct->skipped = !ct->selected;
             if (ct->skipped)
                 continue;
-            if (ct->kind == LIBBLOOM) {
+            if (ct->kind == FLOOR) {
+                sk_bloom_layout layout = SK_BLOOM_BLOCKED;
+                uint64_t bits;
+                unsigned hashes;
+                if (sk_bloom_size_for(n, p, &layout, &bits, &hashes) != SK_OK) {
+                    fprintf(stderr, "bloom_bench: no blocked size for %llu items\n",
+                            (unsigned long long)n);
+                    return 1;
+                }
+                floor_alloc(ct, bits / 512);
+            } else if (ct->kind == LIBBLOOM) {
                 double bits = (double)n * (-log(p) / (LN2 * LN2));
                 if (n < 1000 || n > INT_MAX || bits >= (double)INT_MAX) {
                     fprintf(stderr, "bloom_bench: libbloom cannot hold %llu items at %g "
@@ -515,13 +606,13 @@ int main(int argc, char **argv)
         }
 
         /* Rows, in print order. */
-        struct row rows[3 * NOPS];
+        struct row rows[5 * NOPS];
         int nrows = 0;
         for (int k = 0; k < ncont; k++) {
             if (contenders[k].skipped)
                 continue;
             for (int op = 0; op < NOPS; op++) {
-                if (contenders[k].kind == LIBBLOOM && op_is_sketch_only((enum op)op))
+                if (contenders[k].kind != SKETCH && op_is_sketch_only((enum op)op))
                     continue;
                 struct row *r = &rows[nrows++];
                 memset(r, 0, sizeof *r);
@@ -597,6 +688,22 @@ int main(int argc, char **argv)
                    r->min, r->cpu_median, 1e3 / r->median, speedup, target, verdict,
                    r->inconsistent ? " (runs gave different counts!)" : "");
         }
+        /* Against the floor: each sketch blocked row over the faster floor of
+         * its operation (indented, so that report.sh's parser skips it). */
+        for (int i = 0; i < nrows; i++) {
+            const struct row *r = &rows[i];
+            if (r->c->kind != SKETCH || r->c->layout != SK_BLOOM_BLOCKED)
+                continue;
+            const struct row *best = NULL;
+            for (int j = 0; j < nrows; j++)
+                if (rows[j].c->kind == FLOOR && rows[j].op == op_base(r->op) &&
+                    (best == NULL || rows[j].median < best->median))
+                    best = &rows[j];
+            if (best != NULL)
+                printf("  n = %llu, sketch blocked %-20s %7.2f ns: %5.2fx the floor (%s, %.2f ns)\n",
+                       (unsigned long long)n, op_names[r->op], r->median,
+                       r->median / best->median, best->c->name, best->median);
+        }
         printf("\n");
         fflush(stdout);
 
@@ -605,6 +712,10 @@ int main(int argc, char **argv)
             struct contender *ct = &contenders[k];
             if (ct->skipped)
                 continue;
+            if (ct->kind == FLOOR) {
+                floor_free(ct);
+                continue;
+            }
             struct shape *s = &shapes[nshapes++];
             memset(s, 0, sizeof *s);
             snprintf(s->name, sizeof s->name, "%s", ct->name);

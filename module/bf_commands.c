@@ -260,6 +260,16 @@ static int cmd_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return RM_OK;
 }
 
+/* Items handed to the library's batch calls at once, whose memory accesses
+ * it overlaps. */
+#define ITEM_BATCH 256
+
+static void batch_of(RedisModuleString **items, int count, const void **data, size_t *lens)
+{
+    for (int i = 0; i < count; i++)
+        data[i] = RM_StringPtrLen(items[i], &lens[i]);
+}
+
 /* Adds the items and replies a boolean (single) or an array of them that
  * ends at the first error; returns whether any item was new. */
 static int add_items(RedisModuleCtx *ctx, sk_bloom *f, RedisModuleString **items, int count,
@@ -269,6 +279,26 @@ static int add_items(RedisModuleCtx *ctx, sk_bloom *f, RedisModuleString **items
     long replies = 0;
     if (!single)
         RM_ReplyWithArray(ctx, RM_POSTPONED_ARRAY_LEN);
+    sk_bloom_info info;
+    sk_bloom_get_info(f, &info);
+    /* A fixed filter with room for every item refuses none (add_item), and
+     * does not grow: one batch call per ITEM_BATCH items. */
+    if (!single && info.expansion == 0 && info.count + (uint64_t)count <= info.capacity) {
+        const void *data[ITEM_BATCH];
+        size_t lens[ITEM_BATCH];
+        uint8_t added[ITEM_BATCH];
+        for (int done = 0; done < count; done += ITEM_BATCH) {
+            int n = count - done < ITEM_BATCH ? count - done : ITEM_BATCH;
+            batch_of(items + done, n, data, lens);
+            sk_bloom_add_batch(f, data, lens, (size_t)n, added);
+            for (int i = 0; i < n; i++) {
+                changed |= added[i];
+                RM_ReplyWithBool(ctx, added[i]);
+            }
+        }
+        RM_ReplySetArrayLength(ctx, count);
+        return changed;
+    }
     for (int i = 0; i < count; i++) {
         int rc = add_item(ctx, f, items[i]);
         replies++;
@@ -410,10 +440,19 @@ static int exists_command(RedisModuleCtx *ctx, RedisModuleString **argv, int arg
         return RM_OK;
     if (!single)
         RM_ReplyWithArray(ctx, argc - 2);
-    for (int i = 2; i < argc; i++) {
-        size_t len;
-        const char *data = RM_StringPtrLen(argv[i], &len);
-        RM_ReplyWithBool(ctx, f != NULL && sk_bloom_contains(f, data, len));
+    const void *data[ITEM_BATCH];
+    size_t lens[ITEM_BATCH];
+    uint8_t found[ITEM_BATCH];
+    for (int done = 2; done < argc; done += ITEM_BATCH) {
+        int n = argc - done < ITEM_BATCH ? argc - done : ITEM_BATCH;
+        if (f != NULL) {
+            batch_of(argv + done, n, data, lens);
+            sk_bloom_contains_batch(f, data, lens, (size_t)n, found);
+        } else {
+            memset(found, 0, (size_t)n);
+        }
+        for (int i = 0; i < n; i++)
+            RM_ReplyWithBool(ctx, found[i]);
     }
     RM_CloseKey(key);
     return RM_OK;

@@ -275,9 +275,8 @@ int sk__bloom_add_hashed(sk_bloom *f, struct item_hash h)
     return layer_add(last, f->layout, h, WRITERS_ONE);
 }
 
-int sk_bloom_add(sk_bloom *f, const void *data, size_t len)
+static int add_item(sk_bloom *f, struct item_hash h)
 {
-    struct item_hash h = hash_item(data, len);
     if (f->in_place != NULL) {
         int rc = sk__bloom_in_place_touch(f, h);
         if (rc != SK_OK)
@@ -286,9 +285,39 @@ int sk_bloom_add(sk_bloom *f, const void *data, size_t len)
     return sk__bloom_add_hashed(f, h);
 }
 
+int sk_bloom_add(sk_bloom *f, const void *data, size_t len)
+{
+    return add_item(f, hash_item(data, len));
+}
+
 int sk_bloom_contains(const sk_bloom *f, const void *data, size_t len)
 {
     return sk__bloom_contains_hashed(f, hash_item(data, len));
+}
+
+sk_bloom_hash sk_bloom_hash_bytes(const void *data, size_t len)
+{
+    struct item_hash h = hash_item(data, len);
+    return (sk_bloom_hash){h.h1, h.h2};
+}
+
+sk_bloom_hash sk_bloom_hash_u64(uint64_t hash)
+{
+    /* splitmix64's finalizer, a bijection, of the hash moved off zero. */
+    uint64_t z = hash + UINT64_C(0x9e3779b97f4a7c15);
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return (sk_bloom_hash){hash, z ^ (z >> 31)};
+}
+
+int sk_bloom_add_hash(sk_bloom *f, sk_bloom_hash h)
+{
+    return add_item(f, (struct item_hash){h.low, h.high});
+}
+
+int sk_bloom_contains_hash(const sk_bloom *f, sk_bloom_hash h)
+{
+    return sk__bloom_contains_hashed(f, (struct item_hash){h.low, h.high});
 }
 
 /* ---- set operations and estimates ---------------------------------------- */

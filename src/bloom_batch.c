@@ -22,8 +22,11 @@ static inline enum writers writers_of(const sk_bloom *f)
  * few enough that their lines stay in the L1 cache. */
 #define BATCH 64
 
-static void blocked_add_ring(struct layer *l, const void *const *items, const size_t *lens,
-                             size_t n, uint8_t *added, enum writers writers)
+/* Inlined into each public call, so that the test of where the hashes come
+ * from is a constant there. */
+static inline __attribute__((always_inline)) void
+blocked_add_ring(struct layer *l, const struct source *items, size_t n, uint8_t *added,
+                 enum writers writers)
 {
     _Atomic uint64_t *lines[BATCH];
     uint64_t h2[BATCH];
@@ -37,7 +40,7 @@ static void blocked_add_ring(struct layer *l, const void *const *items, const si
                 added[i - BATCH] = (uint8_t)changed;
         }
         if (i < n) {
-            struct item_hash h = hash_item(items[i], lens[i]);
+            struct item_hash h = source_hash(items, i);
             lines[slot] = blocked_line(l, h.h1);
             h2[slot] = h.h2;
             __builtin_prefetch((const void *)lines[slot], 1);
@@ -46,8 +49,8 @@ static void blocked_add_ring(struct layer *l, const void *const *items, const si
     layer_count(l, new_items, writers); /* once, not per item */
 }
 
-static void blocked_contains_ring(const struct layer *l, const void *const *items,
-                                  const size_t *lens, size_t n, uint8_t *found)
+static inline __attribute__((always_inline)) void
+blocked_contains_ring(const struct layer *l, const struct source *items, size_t n, uint8_t *found)
 {
     const _Atomic uint64_t *lines[BATCH];
     uint64_t h2[BATCH];
@@ -56,7 +59,7 @@ static void blocked_contains_ring(const struct layer *l, const void *const *item
         if (i >= BATCH)
             found[i - BATCH] = (uint8_t)blocked_line_has(lines[slot], h2[slot], l->hashes);
         if (i < n) {
-            struct item_hash h = hash_item(items[i], lens[i]);
+            struct item_hash h = source_hash(items, i);
             lines[slot] = blocked_line(l, h.h1);
             h2[slot] = h.h2;
             __builtin_prefetch((const void *)lines[slot], 0);
@@ -64,13 +67,13 @@ static void blocked_contains_ring(const struct layer *l, const void *const *item
     }
 }
 
-int sk_bloom_add_batch(sk_bloom *f, const void *const *items, const size_t *lens,
-                       size_t n, uint8_t *added)
+static inline __attribute__((always_inline)) int
+add_batch(sk_bloom *f, const struct source *items, size_t n, uint8_t *added)
 {
     if (f->in_place != NULL)
-        return sk__bloom_in_place_add_batch(f, items, lens, n, added);
+        return sk__bloom_in_place_add_batch(f, items, n, added);
     if (f->expansion == 0 && f->layout == SK_BLOOM_BLOCKED) {
-        blocked_add_ring(&f->first, items, lens, n, added, writers_of(f));
+        blocked_add_ring(&f->first, items, n, added, writers_of(f));
         return SK_OK;
     }
     struct item_hash h[BATCH];
@@ -91,7 +94,7 @@ int sk_bloom_add_batch(sk_bloom *f, const void *const *items, const size_t *lens
                 added[i - BATCH] = (uint8_t)rc;
         }
         if (i < n) {
-            h[slot] = hash_item(items[i], lens[i]);
+            h[slot] = source_hash(items, i);
             /* A scalable filter's adds may grow it, so only its lookups are
              * worth prefetching, and those are spread over every layer. */
             if (f->expansion == 0)
@@ -103,11 +106,11 @@ int sk_bloom_add_batch(sk_bloom *f, const void *const *items, const size_t *lens
     return SK_OK;
 }
 
-void sk_bloom_contains_batch(const sk_bloom *f, const void *const *items,
-                             const size_t *lens, size_t n, uint8_t *found)
+static inline __attribute__((always_inline)) void
+contains_batch(const sk_bloom *f, const struct source *items, size_t n, uint8_t *found)
 {
     if (f->nlayers == 1 && f->layout == SK_BLOOM_BLOCKED) {
-        blocked_contains_ring(&f->layers[0], items, lens, n, found);
+        blocked_contains_ring(&f->layers[0], items, n, found);
         return;
     }
     struct item_hash h[BATCH];
@@ -116,9 +119,32 @@ void sk_bloom_contains_batch(const sk_bloom *f, const void *const *items,
         if (i >= BATCH)
             found[i - BATCH] = (uint8_t)sk__bloom_contains_hashed(f, h[slot]);
         if (i < n) {
-            h[slot] = hash_item(items[i], lens[i]);
+            h[slot] = source_hash(items, i);
             for (unsigned l = 0; l < f->nlayers; l++)
                 layer_prefetch(&f->layers[l], f->layout, h[slot], 0);
         }
     }
+}
+
+int sk_bloom_add_batch(sk_bloom *f, const void *const *items, const size_t *lens, size_t n,
+                       uint8_t *added)
+{
+    return add_batch(f, &(struct source){.items = items, .lens = lens}, n, added);
+}
+
+int sk_bloom_add_hash_batch(sk_bloom *f, const sk_bloom_hash *hashes, size_t n, uint8_t *added)
+{
+    return add_batch(f, &(struct source){.hashes = hashes}, n, added);
+}
+
+void sk_bloom_contains_batch(const sk_bloom *f, const void *const *items, const size_t *lens,
+                             size_t n, uint8_t *found)
+{
+    contains_batch(f, &(struct source){.items = items, .lens = lens}, n, found);
+}
+
+void sk_bloom_contains_hash_batch(const sk_bloom *f, const sk_bloom_hash *hashes, size_t n,
+                                  uint8_t *found)
+{
+    contains_batch(f, &(struct source){.hashes = hashes}, n, found);
 }

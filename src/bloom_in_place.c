@@ -222,15 +222,15 @@ int sk__bloom_in_place_touch_all(sk_bloom *f)
     return rc;
 }
 
-int sk__bloom_in_place_add_batch(sk_bloom *f, const void *const *items, const size_t *lens,
-                                 size_t n, uint8_t *added)
+int sk__bloom_in_place_add_batch(sk_bloom *f, const struct source *items, size_t n,
+                                 uint8_t *added)
 {
     struct item_hash h[TOUCH_BATCH];
     for (size_t done = 0; done < n;) {
         size_t count = n - done < TOUCH_BATCH ? n - done : TOUCH_BATCH;
         int unflushed = 0, rc = SK_OK;
         for (size_t i = 0; i < count && rc == SK_OK; i++) {
-            h[i] = hash_item(items[done + i], lens[done + i]);
+            h[i] = source_hash(items, done + i);
             rc = touch_item(f, h[i], &unflushed);
         }
         if (rc == SK_OK && unflushed) {

@@ -68,6 +68,14 @@ struct item_hash {
     uint64_t h1, h2;
 };
 
+/* Where the hashes of a batch come from: items to hash, or the caller's
+ * hashes (hashes != NULL). */
+struct source {
+    const void *const *items;
+    const size_t *lens;
+    const sk_bloom_hash *hashes;
+};
+
 /* An empty filter record (no layers) with its allocator; NULL if out of
  * memory. */
 sk_bloom *sk__bloom_alloc(sk_bloom_layout layout, double fp_rate, unsigned expansion,
@@ -100,8 +108,8 @@ void sk__bloom_advise(const struct layer *l, int advice);
  * marks. */
 int sk__bloom_in_place_touch(sk_bloom *f, struct item_hash h);
 int sk__bloom_in_place_touch_all(sk_bloom *f);
-int sk__bloom_in_place_add_batch(sk_bloom *f, const void *const *items, const size_t *lens,
-                                 size_t n, uint8_t *added);
+int sk__bloom_in_place_add_batch(sk_bloom *f, const struct source *items, size_t n,
+                                 uint8_t *added);
 int sk__bloom_commit_in_place(sk_bloom *f);
 
 /* Takes over fd, the file f was opened from in place and parsed from:

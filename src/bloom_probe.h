@@ -77,6 +77,14 @@ static inline struct item_hash hash_item(const void *data, size_t len)
     return (struct item_hash){h.low64, h.high64};
 }
 
+/* The i-th hash of a batch (struct source, bloom_internal.h). */
+static inline struct item_hash source_hash(const struct source *s, size_t i)
+{
+    if (s->hashes != NULL)
+        return (struct item_hash){s->hashes[i].low, s->hashes[i].high};
+    return hash_item(s->items[i], s->lens[i]);
+}
+
 static inline uint64_t reduce(uint64_t x, uint64_t n)
 {
     return (uint64_t)(((u128)x * n) >> 64);
@@ -120,17 +128,30 @@ static inline int has_bits(const _Atomic uint64_t *word, uint64_t mask)
     return (atomic_load_explicit(word, memory_order_relaxed) & mask) == mask;
 }
 
-/* Bit by bit, stopping at the first that is clear: after the first load the
- * line is in L1, and most absent items stop within two. */
-static inline int blocked_line_has(const _Atomic uint64_t *line, uint64_t h2, unsigned k)
+/* The bits an item wants in its line, as one mask per word of the line:
+ * computed from h2 alone, so that it overlaps the wait for the line. */
+static inline void blocked_want(uint64_t h2, unsigned k, uint64_t want[BLOCK_WORDS])
 {
+    for (unsigned w = 0; w < BLOCK_WORDS; w++)
+        want[w] = 0;
     uint64_t x = h2;
     for (unsigned i = 0; i < k; i++, x = x * LCG_MUL + LCG_ADD) {
         unsigned pos = (unsigned)(x >> 55);
-        if (!has_bits(&line[pos >> 6], word_bit(pos & 63)))
-            return 0;
+        want[pos >> 6] |= word_bit(pos & 63);
     }
-    return 1;
+}
+
+/* Every word of the line against its mask, with no branch after the load:
+ * a branch per bit, whose outcome is random while the filter fills, costs
+ * more in mispredictions than the loads of a line already in L1, and would
+ * keep the processor from starting the next item's load. */
+static inline int blocked_line_has(const _Atomic uint64_t *line, uint64_t h2, unsigned k)
+{
+    uint64_t want[BLOCK_WORDS], missing = 0;
+    blocked_want(h2, k, want);
+    for (unsigned w = 0; w < BLOCK_WORDS; w++)
+        missing |= want[w] & ~atomic_load_explicit(&line[w], memory_order_relaxed);
+    return missing == 0;
 }
 
 /* The missing bits of an item in its line, bit i for its i-th position,

@@ -142,6 +142,26 @@ SK_API int sk_bloom_add_batch(sk_bloom *f, const void *const *items, const size_
 SK_API void sk_bloom_contains_batch(const sk_bloom *f, const void *const *items,
                                     const size_t *lens, size_t n, uint8_t *found);
 
+/* The same by an item's hash, for callers that hash once for many filters
+ * or have a hash already: what sk_bloom_add(f, data, len) does is exactly
+ * sk_bloom_add_hash(f, sk_bloom_hash_bytes(data, len)). The hash is
+ * XXH3-128 (seed 0) of the bytes, its low and high 64-bit halves; a
+ * caller's own hash must be as good (its halves independent and uniform).
+ * sk_bloom_hash_u64 widens a 64-bit hash, the high half a bijective mix of
+ * it: two items then share all their bits when their 64-bit hashes are
+ * equal, which among n items happens with probability about n^2 / 2^65. */
+typedef struct sk_bloom_hash {
+    uint64_t low, high;
+} sk_bloom_hash;
+SK_API sk_bloom_hash sk_bloom_hash_bytes(const void *data, size_t len);
+SK_API sk_bloom_hash sk_bloom_hash_u64(uint64_t hash);
+SK_API int sk_bloom_add_hash(sk_bloom *f, sk_bloom_hash h);
+SK_API int sk_bloom_contains_hash(const sk_bloom *f, sk_bloom_hash h);
+SK_API int sk_bloom_add_hash_batch(sk_bloom *f, const sk_bloom_hash *hashes, size_t n,
+                                   uint8_t *added);
+SK_API void sk_bloom_contains_hash_batch(const sk_bloom *f, const sk_bloom_hash *hashes,
+                                         size_t n, uint8_t *found);
+
 /* Promises (on != 0) that from now on one thread at a time adds to f (adds
  * from different threads ordered by happens-before: a mutex, a join), while
  * any number may still query it. Adds then set bits with relaxed atomic

@@ -322,6 +322,26 @@ def test_scandump_missing_key_is_an_error(server, r):
     assert r.ping()
 
 
+def test_madd_and_mexists_in_batches_answer_as_single_calls(r):
+    """BF.MADD into a fixed filter with room, and BF.MEXISTS, go through the
+    library's batch calls 256 items at a time: across those boundaries, with
+    repeats inside one command, they answer as BF.ADD and BF.EXISTS do."""
+    bf = r.bf()
+    bf.create("batch", 0.01, 5000, noScale=True)
+    bf.create("single", 0.01, 5000, noScale=True)
+    its = [b"it%d" % (i % 700) for i in range(1000)]  # repeats from item 700 on
+    batched = bf.madd("batch", *its)
+    single = [bf.add("single", it) for it in its]
+    assert batched == single
+    assert sum(batched) == r.execute_command("BF.CARD", "batch") > 600
+    probe = [b"it%d" % i for i in range(0, 1400, 2)]
+    found = bf.mexists("batch", *probe)
+    assert found == [bf.exists("single", it) for it in probe]
+    assert found[:350] == [1] * 350
+    assert r.execute_command("BF.MEXISTS", "missing", *probe) == [0] * len(probe)
+    assert r.execute_command("BF.DEBUG", "batch") == r.execute_command("BF.DEBUG", "single")
+
+
 def test_nonscaling_full(r):
     bf = r.bf()
     bf.create("n", 0.01, 100, noScale=True)

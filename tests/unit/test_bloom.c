@@ -929,6 +929,104 @@ static void test_scalable_stops_with_efull(void **state)
     free(head);
 }
 
+/* The calls by hash are the calls by item with the item's hash: the same
+ * answers and the same bytes, single and in batches, every layout. */
+static void test_calls_by_hash_are_calls_by_item(void **state)
+{
+    (void)state;
+    enum { N = 5003 };
+    static uint64_t keys[N];
+    static const void *items[N];
+    static size_t lens[N];
+    static sk_bloom_hash hashes[N];
+    static uint8_t added[N], found[N], found_hash[N];
+    uint64_t seed = 11;
+    for (size_t i = 0; i < N; i++) {
+        keys[i] = splitmix64(&seed) & ~ABSENT_BIT;
+        items[i] = &keys[i];
+        lens[i] = sizeof keys[i];
+        hashes[i] = sk_bloom_hash_bytes(items[i], lens[i]);
+    }
+    for (int kind = 0; kind < 3; kind++) {
+        sk_bloom *byitem, *single, *batch;
+        if (kind < 2) {
+            sk_bloom_layout layout = kind == 0 ? SK_BLOOM_BLOCKED : SK_BLOOM_CLASSIC;
+            byitem = new_filter(N, 0.01, layout);
+            single = new_filter(N, 0.01, layout);
+            batch = new_filter(N, 0.01, layout);
+        } else {
+            byitem = new_scalable(100, 0.01, 2, SK_BLOOM_BLOCKED);
+            single = new_scalable(100, 0.01, 2, SK_BLOOM_BLOCKED);
+            batch = new_scalable(100, 0.01, 2, SK_BLOOM_BLOCKED);
+        }
+        assert_int_equal(sk_bloom_add_hash_batch(batch, hashes, N, added), SK_OK);
+        for (size_t i = 0; i < N; i++) {
+            int rc = sk_bloom_add(byitem, items[i], lens[i]);
+            assert_int_equal(sk_bloom_add_hash(single, hashes[i]), rc);
+            assert_int_equal(added[i], rc);
+        }
+        uint64_t size = sk_bloom_serialized_size(byitem);
+        assert_int_equal(sk_bloom_serialized_size(single), size);
+        assert_int_equal(sk_bloom_serialized_size(batch), size);
+        uint8_t *a = malloc((size_t)size), *b = malloc((size_t)size), *c = malloc((size_t)size);
+        size_t len;
+        assert_true(a && b && c);
+        assert_int_equal(sk_bloom_serialize(byitem, a, (size_t)size, &len), SK_OK);
+        assert_int_equal(sk_bloom_serialize(single, b, (size_t)size, &len), SK_OK);
+        assert_int_equal(sk_bloom_serialize(batch, c, (size_t)size, &len), SK_OK);
+        assert_memory_equal(a, b, (size_t)size);
+        assert_memory_equal(a, c, (size_t)size);
+        free(a);
+        free(b);
+        free(c);
+        /* Queries of present and absent items. */
+        for (size_t i = 0; i < N; i++) {
+            keys[i] ^= i % 2 ? ABSENT_BIT : 0;
+            hashes[i] = sk_bloom_hash_bytes(items[i], lens[i]);
+        }
+        sk_bloom_contains_batch(byitem, items, lens, N, found);
+        sk_bloom_contains_hash_batch(byitem, hashes, N, found_hash);
+        for (size_t i = 0; i < N; i++) {
+            assert_int_equal(found_hash[i], found[i]);
+            assert_int_equal(sk_bloom_contains_hash(byitem, hashes[i]), found[i]);
+            if (i % 2 == 0)
+                assert_int_equal(found[i], 1);
+            keys[i] ^= i % 2 ? ABSENT_BIT : 0;
+            hashes[i] = sk_bloom_hash_bytes(items[i], lens[i]);
+        }
+        sk_bloom_free(byitem);
+        sk_bloom_free(single);
+        sk_bloom_free(batch);
+    }
+}
+
+/* Filters filled through sk_bloom_hash_u64 of 64-bit hashes: no false
+ * negatives, and the false-positive rate of the formula, within 5 binomial
+ * standard errors over 2M absent hashes. */
+static void test_hash_u64_meets_the_rate(void **state)
+{
+    (void)state;
+    enum { N = 1000000, ABSENT = 2000000 };
+    for (int layout = SK_BLOOM_BLOCKED; layout <= SK_BLOOM_CLASSIC; layout++) {
+        sk_bloom *f = new_filter(N, 0.01, (sk_bloom_layout)layout);
+        uint64_t seed = 5;
+        for (uint64_t i = 0; i < N; i++)
+            assert_true(sk_bloom_add_hash(f, sk_bloom_hash_u64(splitmix64(&seed))) >= 0);
+        seed = 5;
+        for (uint64_t i = 0; i < N; i++)
+            assert_int_equal(sk_bloom_contains_hash(f, sk_bloom_hash_u64(splitmix64(&seed))), 1);
+        uint64_t positives = 0;
+        for (uint64_t i = 0; i < ABSENT; i++)
+            positives += (uint64_t)sk_bloom_contains_hash(f, sk_bloom_hash_u64(splitmix64(&seed)));
+        double expected = sk_bloom_expected_fp_rate(f, info_of(f).count);
+        double sigma = sqrt(expected * (1 - expected) / ABSENT), rate = (double)positives / ABSENT;
+        if (fabs(rate - expected) > 5 * sigma)
+            print_error("layout %d: rate %g, expected %g (sigma %g)\n", layout, rate, expected, sigma);
+        assert_true(fabs(rate - expected) <= 5 * sigma);
+        sk_bloom_free(f);
+    }
+}
+
 /* The batch calls agree exactly with the single ones, item by item, in the
  * same order, duplicates within a batch included. */
 static void test_batch_matches_single(void **state)
@@ -2528,6 +2626,8 @@ int main(void)
         cmocka_unit_test(test_scalable_stops_with_efull),
         cmocka_unit_test(test_small_filters_meet_their_rate),
         cmocka_unit_test(test_batch_matches_single),
+        cmocka_unit_test(test_calls_by_hash_are_calls_by_item),
+        cmocka_unit_test(test_hash_u64_meets_the_rate),
         cmocka_unit_test(test_union_and_intersection),
         cmocka_unit_test(test_intersection_of_scalable_filters),
         cmocka_unit_test(test_clear),

@@ -148,9 +148,16 @@ static void test_adds_in_place_write_what_a_save_writes(void **state)
         assert_int_equal(sk_bloom_sync(f), SK_OK);
         add_keys(f, 50000, 50003); /* a second commit */
         assert_int_equal(sk_bloom_sync(f), SK_OK);
-        assert_all_found(f, 0, 50003);
+        sk_bloom_hash hashes[97];
+        for (uint64_t key = 50003; key < 50100; key++)
+            hashes[key - 50003] = sk_bloom_hash_bytes(&key, sizeof key);
+        assert_int_equal(sk_bloom_add_hash_batch(f, hashes, 97, NULL), SK_OK);
+        assert_true(sk_bloom_add_hash(f, sk_bloom_hash_u64(7)) >= 0);
+        assert_int_equal(sk_bloom_sync(f), SK_OK);
+        assert_all_found(f, 0, 50100);
         sk_bloom_free(f);
-        add_keys(whole, 0, 50003);
+        add_keys(whole, 0, 50100);
+        assert_true(sk_bloom_add_hash(whole, sk_bloom_hash_u64(7)) >= 0);
         assert_int_equal(sk_bloom_save(whole, b), SK_OK);
         assert_same_file(a, b);
         sk_bloom *g = open_ok(a, SK_BLOOM_VERIFY);
