@@ -285,12 +285,13 @@ static int add_item(sk_bloom *f, struct item_hash h)
     return sk__bloom_add_hashed(f, h);
 }
 
-int sk_bloom_add(sk_bloom *f, const void *data, size_t len)
+/* flatten, as in bloom_batch.c: the item's hash inlined. */
+__attribute__((flatten)) int sk_bloom_add(sk_bloom *f, const void *data, size_t len)
 {
     return add_item(f, hash_item(data, len));
 }
 
-int sk_bloom_contains(const sk_bloom *f, const void *data, size_t len)
+__attribute__((flatten)) int sk_bloom_contains(const sk_bloom *f, const void *data, size_t len)
 {
     return sk__bloom_contains_hashed(f, hash_item(data, len));
 }

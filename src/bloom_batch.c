@@ -57,7 +57,7 @@ blocked_contains_ring(const struct layer *l, const struct source *items, size_t 
     for (size_t i = 0; i < n + BATCH; i++) {
         size_t slot = i % BATCH;
         if (i >= BATCH)
-            found[i - BATCH] = (uint8_t)blocked_line_has(lines[slot], h2[slot], l->hashes);
+            found[i - BATCH] = (uint8_t)blocked_line_has_all(lines[slot], h2[slot], l->hashes);
         if (i < n) {
             struct item_hash h = source_hash(items, i);
             lines[slot] = blocked_line(l, h.h1);
@@ -126,8 +126,10 @@ contains_batch(const sk_bloom *f, const struct source *items, size_t n, uint8_t 
     }
 }
 
-int sk_bloom_add_batch(sk_bloom *f, const void *const *items, const size_t *lens, size_t n,
-                       uint8_t *added)
+/* flatten: the hash of each item inlined into the ring too, which the
+ * compiler would otherwise leave a call for its size. */
+__attribute__((flatten)) int sk_bloom_add_batch(sk_bloom *f, const void *const *items,
+                                                const size_t *lens, size_t n, uint8_t *added)
 {
     return add_batch(f, &(struct source){.items = items, .lens = lens}, n, added);
 }
@@ -137,8 +139,10 @@ int sk_bloom_add_hash_batch(sk_bloom *f, const sk_bloom_hash *hashes, size_t n, 
     return add_batch(f, &(struct source){.hashes = hashes}, n, added);
 }
 
-void sk_bloom_contains_batch(const sk_bloom *f, const void *const *items, const size_t *lens,
-                             size_t n, uint8_t *found)
+__attribute__((flatten)) void sk_bloom_contains_batch(const sk_bloom *f,
+                                                      const void *const *items,
+                                                      const size_t *lens, size_t n,
+                                                      uint8_t *found)
 {
     contains_batch(f, &(struct source){.items = items, .lens = lens}, n, found);
 }

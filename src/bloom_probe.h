@@ -71,14 +71,16 @@ enum writers {
     WRITERS_ONE_PROMISED  /* plain stores of every word touched */
 };
 
-static inline struct item_hash hash_item(const void *data, size_t len)
+static inline __attribute__((always_inline)) struct item_hash hash_item(const void *data,
+                                                                      size_t len)
 {
     XXH128_hash_t h = XXH3_128bits(data, len);
     return (struct item_hash){h.low64, h.high64};
 }
 
 /* The i-th hash of a batch (struct source, bloom_internal.h). */
-static inline struct item_hash source_hash(const struct source *s, size_t i)
+static inline __attribute__((always_inline)) struct item_hash
+source_hash(const struct source *s, size_t i)
 {
     if (s->hashes != NULL)
         return (struct item_hash){s->hashes[i].low, s->hashes[i].high};
@@ -128,30 +130,46 @@ static inline int has_bits(const _Atomic uint64_t *word, uint64_t mask)
     return (atomic_load_explicit(word, memory_order_relaxed) & mask) == mask;
 }
 
-/* The bits an item wants in its line, as one mask per word of the line:
- * computed from h2 alone, so that it overlaps the wait for the line. */
-static inline void blocked_want(uint64_t h2, unsigned k, uint64_t want[BLOCK_WORDS])
+/* A word of a bit array as a number, bit b being bit b of the array's word
+ * (arrays are little-endian on every machine). */
+static inline uint64_t word_value(const _Atomic uint64_t *word)
 {
-    for (unsigned w = 0; w < BLOCK_WORDS; w++)
-        want[w] = 0;
+    uint64_t v = atomic_load_explicit(word, memory_order_relaxed);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    return v;
+}
+
+/* Bit by bit, stopping at the first that is clear: for one call at a time,
+ * an absent item then runs a third of the instructions, so more calls fit
+ * in the processor's window and more of their cache misses overlap, which
+ * outweighs the mispredicted exits (docs/benchmarks.md). */
+static inline int blocked_line_has(const _Atomic uint64_t *line, uint64_t h2, unsigned k)
+{
     uint64_t x = h2;
     for (unsigned i = 0; i < k; i++, x = x * LCG_MUL + LCG_ADD) {
         unsigned pos = (unsigned)(x >> 55);
-        want[pos >> 6] |= word_bit(pos & 63);
+        if (!has_bits(&line[pos >> 6], word_bit(pos & 63)))
+            return 0;
     }
+    return 1;
 }
 
-/* Every word of the line against its mask, with no branch after the load:
- * a branch per bit, whose outcome is random while the filter fills, costs
- * more in mispredictions than the loads of a line already in L1, and would
- * keep the processor from starting the next item's load. */
-static inline int blocked_line_has(const _Atomic uint64_t *line, uint64_t h2, unsigned k)
+/* Every bit, with no branch after the load, for the batch ring: there the
+ * line is in L1 when it is tested and the misses of many items overlap
+ * already, so stopping early saves nothing, and a branch per bit, whose
+ * outcome is random while the filter fills, would only add mispredictions.
+ * Bit 0 of each term is the complement of one wanted bit; the bits above
+ * it are ignored. */
+static inline int blocked_line_has_all(const _Atomic uint64_t *line, uint64_t h2, unsigned k)
 {
-    uint64_t want[BLOCK_WORDS], missing = 0;
-    blocked_want(h2, k, want);
-    for (unsigned w = 0; w < BLOCK_WORDS; w++)
-        missing |= want[w] & ~atomic_load_explicit(&line[w], memory_order_relaxed);
-    return missing == 0;
+    uint64_t missing = 0, x = h2;
+    for (unsigned i = 0; i < k; i++, x = x * LCG_MUL + LCG_ADD) {
+        unsigned pos = (unsigned)(x >> 55);
+        missing |= ~word_value(&line[pos >> 6]) >> (pos & 63);
+    }
+    return (missing & 1) == 0;
 }
 
 /* The missing bits of an item in its line, bit i for its i-th position,
