@@ -22,11 +22,12 @@
  * sum or marked. Opens report how many are marked
  * (sk_bloom_info.interrupted_chunks) and accept a marked chunk that differs
  * from its sum; the next commit re-sums them with the chunks it changed
- * itself (a commit cut short wrote only some of their sums). A chunk that differs without a mark is damage, and stays
- * reported. What a crash costs: the counts of the adds since the last
- * commit (not their bits); after a power failure also those adds' bits,
- * which only a commit flushes; and a device that does not write a page
- * atomically could tear a header being rewritten then.
+ * itself (a commit cut short wrote only some of their sums). A chunk that
+ * differs without a mark is damage, and stays reported. What a crash
+ * costs: the counts of the adds since the last commit (not their bits);
+ * after a power failure also those adds' bits, which only a commit
+ * flushes; and a device that does not write a page atomically could tear a
+ * header being rewritten then.
  *
  * Readers hold the header lock shared while they read a file
  * (bloom_file.c), so a commit never shows them half-written sums or header.
