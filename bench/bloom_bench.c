@@ -9,8 +9,9 @@
  *
  *   add             n items one at a time (bloom_add / sk_bloom_add), into
  *                   a filter cleared (untimed) before the run
- *   add, batch      sketch only: sk_bloom_add_batch, batches of B items
- *   add, one writer, add, batch, 1 writer
+ *   add, batch B    sketch only: sk_bloom_add_batch, batches of B items,
+ *                   for each B of -b (default 64 and 1024)
+ *   add, one writer, add, bB, 1 writer
  *                   sketch only: the same two with sk_bloom_set_single_writer,
  *                   plain stores instead of locked ORs; libbloom, which
  *                   has no thread safety, is always like this
@@ -62,7 +63,7 @@
  * time. The verdict is "met" at or below p, "met (noise)" above p by at most
  * 3 sigma, and "MISSED" beyond; the z column is (measured - p) / sigma.
  *
- * Usage: bloom_bench [-n N[,N]...] [-p P] [-a ABSENT] [-b BATCH] [-r RUNS] [-R RUNS]
+ * Usage: bloom_bench [-n N[,N]...] [-p P] [-a ABSENT] [-b B[,B]...] [-r RUNS] [-R RUNS]
  *                    [-i IMPL[,IMPL]...]
  * (-i libbloom,blocked,classic selects the filters, e.g. to profile one.)
  */
@@ -147,6 +148,12 @@ static const char *const op_names[NOPS] = {
     "add",           "add, batch",     "add, one writer", "add, batch, 1 writer",
     "present query", "present, batch", "absent query",    "absent, batch"};
 
+static int op_is_batch(enum op op)
+{
+    return op == OP_ADD_BATCH || op == OP_ADD_BATCH_ONE_WRITER || op == OP_PRESENT_BATCH ||
+           op == OP_ABSENT_BATCH;
+}
+
 static int op_is_add(enum op op)
 {
     return op <= OP_ADD_BATCH_ONE_WRITER;
@@ -167,7 +174,9 @@ static enum op op_base(enum op op)
                                                            : op;
 }
 
+/* The batch size of the row being run. */
 static unsigned batch_size = 64;
+#define MAX_BATCHES 4
 
 /* Each pass returns the number of adds that changed the filter, or of
  * queries answered "maybe present". */
@@ -366,6 +375,8 @@ static uint64_t run_pass(struct contender *c, enum op op, const uint8_t *added_k
 struct row {
     struct contender *c;
     enum op op;
+    unsigned batch;   /* items per batch call, for the batch operations */
+    char name[24];    /* the operation as the table shows it */
     uint64_t ops;     /* operations per pass */
     double *times;    /* ns per operation, one per run */
     double *cpu;      /* the same in thread CPU time */
@@ -415,7 +426,7 @@ static void usage(void)
           "  -p P       false-positive rate the filters are sized for (default 0.01)\n"
           "  -a ABSENT  items never added, queried for the absent rows and the\n"
           "             false-positive rate (default 10000000)\n"
-          "  -b BATCH   items per sketch batch call, 1..4096 (default 64)\n"
+          "  -b B,...   items per sketch batch call, 1..4096, a row for each (default 64,1024)\n"
           "  -r RUNS    timed runs per row below 50M items, at least 3 (default 5)\n"
           "  -R RUNS    timed runs per row from 50M items on, at least 1 (default 3)\n"
           "  -i IMPL,...  only these of libbloom, blocked, classic, floor (default: all)\n",
@@ -438,6 +449,8 @@ int main(int argc, char **argv)
     int nn = 2;
     double p = 0.01;
     uint64_t absent = UINT64_C(10000000);
+    unsigned batches[MAX_BATCHES] = {64, 1024};
+    int nbatches = 2;
     int runs_small = 5, runs_large = 3;
     const char *impls = "libbloom,blocked,classic,floor";
     int c;
@@ -459,7 +472,21 @@ int main(int argc, char **argv)
         }
         case 'p': p = atof(optarg); break;
         case 'a': absent = parse_u64(optarg); break;
-        case 'b': batch_size = (unsigned)parse_u64(optarg); break;
+        case 'b': {
+            nbatches = 0;
+            char *copy = strdup(optarg), *save = NULL;
+            for (char *tok = strtok_r(copy, ",", &save); tok != NULL;
+                 tok = strtok_r(NULL, ",", &save)) {
+                uint64_t b = parse_u64(tok);
+                if (nbatches == MAX_BATCHES || b > MAX_BATCH)
+                    usage();
+                batches[nbatches++] = (unsigned)b;
+            }
+            free(copy);
+            if (nbatches == 0)
+                usage();
+            break;
+        }
         case 'r': runs_small = atoi(optarg); break;
         case 'R': runs_large = atoi(optarg); break;
         case 'i': impls = optarg; break;
@@ -467,7 +494,7 @@ int main(int argc, char **argv)
         }
     }
     if (optind != argc || !(p >= SK_BLOOM_MIN_FP_RATE && p <= SK_BLOOM_MAX_FP_RATE) ||
-        batch_size < 1 || batch_size > MAX_BATCH || runs_small < 3 || runs_small > 101 ||
+        runs_small < 3 || runs_small > 101 ||
         runs_large < 1 || runs_large > 101)
         usage();
     for (int i = 1; i < nn; i++)
@@ -497,11 +524,15 @@ int main(int argc, char **argv)
            "           median); CPU ns: median thread CPU time per operation, which leaves\n"
            "           out time spent waiting for a CPU on a shared machine; one thread\n",
            (long)res.tv_nsec, runs_small, (unsigned long long)LARGE_N, runs_large);
+    char batch_list[64] = "";
+    for (int b = 0; b < nbatches; b++)
+        snprintf(batch_list + strlen(batch_list), sizeof batch_list - strlen(batch_list),
+                 "%s%u", b ? ", " : "", batches[b]);
     printf("Inputs:    random %d-byte keys (splitmix64): n added (held once, %.2f GB at\n"
            "           n = %llu), %llu never added; present queries go over the added keys\n"
-           "           shuffled in place; sketch batches of %u items; p = %g\n",
+           "           shuffled in place; sketch batches of %s items; p = %g\n",
            KEY_SIZE, (double)n_max * KEY_SIZE / 1e9, (unsigned long long)n_max,
-           (unsigned long long)absent, batch_size, p);
+           (unsigned long long)absent, batch_list, p);
     printf("Targets:   at n = %llu: every sketch add and query >= %.0fx libbloom's throughput\n"
            "           (same operation), <= %.0f ns per query in batches, measured FP rate <= p\n\n",
            (unsigned long long)TARGET_N, TARGET_SPEEDUP, TARGET_BATCH_NS);
@@ -605,8 +636,8 @@ int main(int argc, char **argv)
             }
         }
 
-        /* Rows, in print order. */
-        struct row rows[5 * NOPS];
+        /* Rows, in print order: the batch operations once per batch size. */
+        struct row rows[5 * (NOPS + 4 * MAX_BATCHES)];
         int nrows = 0;
         for (int k = 0; k < ncont; k++) {
             if (contenders[k].skipped)
@@ -614,13 +645,23 @@ int main(int argc, char **argv)
             for (int op = 0; op < NOPS; op++) {
                 if (contenders[k].kind != SKETCH && op_is_sketch_only((enum op)op))
                     continue;
-                struct row *r = &rows[nrows++];
-                memset(r, 0, sizeof *r);
-                r->c = &contenders[k];
-                r->op = (enum op)op;
-                r->ops = op == OP_ABSENT || op == OP_ABSENT_BATCH ? absent : n;
-                r->times = xmalloc((size_t)runs * sizeof *r->times);
-                r->cpu = xmalloc((size_t)runs * sizeof *r->cpu);
+                for (int b = 0; b < (op_is_batch((enum op)op) ? nbatches : 1); b++) {
+                    struct row *r = &rows[nrows++];
+                    memset(r, 0, sizeof *r);
+                    r->c = &contenders[k];
+                    r->op = (enum op)op;
+                    r->batch = batches[b];
+                    switch (op) {
+                    case OP_ADD_BATCH: snprintf(r->name, sizeof r->name, "add, batch %u", r->batch); break;
+                    case OP_ADD_BATCH_ONE_WRITER: snprintf(r->name, sizeof r->name, "add, b%u, 1 writer", r->batch); break;
+                    case OP_PRESENT_BATCH: snprintf(r->name, sizeof r->name, "present, batch %u", r->batch); break;
+                    case OP_ABSENT_BATCH: snprintf(r->name, sizeof r->name, "absent, batch %u", r->batch); break;
+                    default: snprintf(r->name, sizeof r->name, "%s", op_names[op]); break;
+                    }
+                    r->ops = op == OP_ABSENT || op == OP_ABSENT_BATCH ? absent : n;
+                    r->times = xmalloc((size_t)runs * sizeof *r->times);
+                    r->cpu = xmalloc((size_t)runs * sizeof *r->cpu);
+                }
             }
         }
 
@@ -641,6 +682,7 @@ int main(int argc, char **argv)
                     if (op_is_add(r->op) != (phase == 0))
                         continue;
                     double ns, cpu_time;
+                    batch_size = r->batch;
                     uint64_t result =
                         run_pass(r->c, r->op, keys, n, absent_keys, absent, &ns, &cpu_time);
                     if (run >= 0)
@@ -684,7 +726,7 @@ int main(int argc, char **argv)
                              ok_ns ? "" : "ns");
             }
             printf("%-10llu %-15s %-20s %4d %9.2f %9.2f %9.2f %8.1f %10s %-17s %s%s\n",
-                   (unsigned long long)n, r->c->name, op_names[r->op], r->done, r->median,
+                   (unsigned long long)n, r->c->name, r->name, r->done, r->median,
                    r->min, r->cpu_median, 1e3 / r->median, speedup, target, verdict,
                    r->inconsistent ? " (runs gave different counts!)" : "");
         }
@@ -701,7 +743,7 @@ int main(int argc, char **argv)
                     best = &rows[j];
             if (best != NULL)
                 printf("  n = %llu, sketch blocked %-20s %7.2f ns: %5.2fx the floor (%s, %.2f ns)\n",
-                       (unsigned long long)n, op_names[r->op], r->median,
+                       (unsigned long long)n, r->name, r->median,
                        r->median / best->median, best->c->name, best->median);
         }
         printf("\n");
@@ -721,7 +763,7 @@ int main(int argc, char **argv)
             snprintf(s->name, sizeof s->name, "%s", ct->name);
             s->n = n;
             uint64_t present_hits = 0, absent_hits = 0, absent_batch_hits = 0;
-            int have_batch = 0;
+            int have_batch = 0, batch_sizes_disagree = 0;
             for (int i = 0; i < nrows; i++) {
                 if (rows[i].c != ct)
                     continue;
@@ -729,6 +771,9 @@ int main(int argc, char **argv)
                     present_hits = rows[i].result;
                 if (rows[i].op == OP_ABSENT)
                     absent_hits = rows[i].result;
+                if (rows[i].op == OP_ABSENT_BATCH && rows[i].result != rows[i - 1].result &&
+                    rows[i - 1].op == OP_ABSENT_BATCH)
+                    batch_sizes_disagree = 1;
                 if (rows[i].op == OP_ABSENT_BATCH) {
                     absent_batch_hits = rows[i].result;
                     have_batch = 1;
@@ -737,7 +782,8 @@ int main(int argc, char **argv)
             s->false_negatives = n - present_hits;
             s->fp_hits = absent_hits;
             s->measured = (double)absent_hits / (double)absent;
-            s->batch_disagrees = have_batch && absent_batch_hits != absent_hits;
+            s->batch_disagrees =
+                (have_batch && absent_batch_hits != absent_hits) || batch_sizes_disagree;
             if (ct->kind == LIBBLOOM) {
                 snprintf(s->layout, sizeof s->layout, "classic");
                 s->bits = (uint64_t)ct->lb.bits;
