@@ -75,7 +75,9 @@ int lock_for_writing(const char *path, int create, int *exists)
                 placeholder_ino = held.st_ino;
                 atexit(remove_placeholder);
             }
-            *exists = !created;
+            /* Empty: no sketch yet, whoever created it. Another writer can
+             * lock the placeholder between its creator's open and flock. */
+            *exists = !created && held.st_size > 0;
             return fd;
         }
         /* Replaced while we waited: lock the file that is there now. */

@@ -16,8 +16,9 @@
  * (-1 for "-", a device or a FIFO, which are written through and not
  * locked); dies
  * on error. With create, a missing file is created empty to be locked.
- * *exists tells whether the file was there before (0 if this call created
- * it, or for a device or FIFO). */
+ * *exists tells whether a sketch or filter was there before: 0 if this
+ * call created the file, if it is empty (created by another writer to lock,
+ * and not yet written), or for a device or FIFO. */
 int lock_for_writing(const char *path, int create, int *exists);
 
 /* Releases the lock (after the new file is in place). */

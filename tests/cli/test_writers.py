@@ -106,6 +106,21 @@ def test_a_failed_first_add_leaves_no_file(sk, tmp_path):
     no_temporary_files(tmp_path)
 
 
+def test_an_empty_file_is_no_sketch_yet(sk, tmp_path):
+    """An empty file is what a first writer creates to lock; another writer
+    can lock it before its creator does (between the creator's open and its
+    flock), and must then start the sketch, not call the file corrupt."""
+    hll = tmp_path / "e.hll"
+    hll.write_bytes(b"")
+    sk.ok("hll", "add", hll, "a", "b")
+    assert sk.hll_count(hll) == 2
+    bloom = tmp_path / "e.bloom"
+    bloom.write_bytes(b"")
+    sk.ok("bloom", "create", "-n", "100", "-p", "0.01", bloom)
+    sk.ok("bloom", "info", "--verify", bloom)
+    assert "already exists" in sk.fail("bloom", "create", "-n", "100", "-p", "0.01", bloom)
+
+
 def test_symlinks_keep_the_link(sk, tmp_path):
     target = tmp_path / "real.hll"
     sk.ok("hll", "add", target, "a")
