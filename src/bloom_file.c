@@ -86,11 +86,6 @@ int sk_bloom_save(const sk_bloom *f, const char *path)
     return sk__atomic_write(path, write_filter, f);
 }
 
-static int marked(const uint8_t *marks, uint64_t chunk)
-{
-    return marks[chunk / 8] >> (chunk % 8) & 1;
-}
-
 /* A version 2 file's chunks against their sums; a marked chunk may differ,
  * since an add is changing it or was interrupted while it did. */
 static int verify_chunks(const sk_bloom *f)
@@ -104,7 +99,7 @@ static int verify_chunks(const sk_bloom *f)
         for (uint64_t c = 0; c < n && rc == SK_OK; c++, chunk++)
             if (sk__bloom_chunk_sum(l, c, f->chunk_shift) !=
                     sk_load_le64(f->sums + chunk * SK_BF_SUM_SIZE) &&
-                !marked(f->marks, chunk))
+                !sk__bloom_chunk_marked(f->marks, chunk))
                 rc = SK_ECHECKSUM;
         sk__bloom_advise(l, MADV_RANDOM);
         if (rc != SK_OK)
@@ -260,7 +255,7 @@ int sk_bloom_sync(sk_bloom *f)
         return SK_EINVAL;
     if (f->in_place == NULL)
         return SK_EINCOMPAT;
-    if (!sk__bloom_in_place_grew(f))
+    if (f->nlayers == f->file_layers)
         return sk__bloom_commit_in_place(f);
     /* A new layer lies outside the file, which is then written whole; the
      * chunks no add touched are checked first, since the new file's sums

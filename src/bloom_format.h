@@ -27,6 +27,13 @@ uint64_t sk__bloom_chunks(const sk_bloom *f, unsigned shift);
 uint64_t sk__bloom_marks_size(uint64_t chunks);
 uint64_t sk__bloom_chunk_sum(const struct layer *l, uint64_t chunk, unsigned shift);
 
+/* Whether chunk `chunk` (numbered over all layers) is marked as changing in
+ * a version 2 file's marks. */
+static inline int sk__bloom_chunk_marked(const uint8_t *marks, uint64_t chunk)
+{
+    return marks[chunk / 8] >> (chunk % 8) & 1;
+}
+
 /* Writes the header and layer table into head (sk__bloom_header_size
  * bytes): a dump's (packed), with the arrays' checksums as they are now, or
  * a file's, whose arrays have chunk sums of their own. */

@@ -104,11 +104,6 @@ int sk__bloom_lock_writer(int fd)
     return set_lock(fd, F_OFD_SETLK, F_WRLCK, WRITER_LOCK_BYTE);
 }
 
-static int is_marked(const sk_bloom *f, uint64_t chunk)
-{
-    return f->marks[chunk / 8] >> (chunk % 8) & 1;
-}
-
 /* Flushes the marks (a few pages at most: one bit per chunk) to the disk. */
 static int flush_marks(const sk_bloom *f)
 {
@@ -276,7 +271,7 @@ static int commit(sk_bloom *f)
         const struct layer *l = &f->layers[i];
         uint64_t n = sk__bloom_layer_chunks(l, f->chunk_shift);
         for (uint64_t c = 0; c < n; c++, chunk++)
-            if (is_marked(f, chunk))
+            if (sk__bloom_chunk_marked(f->marks, chunk))
                 sk_store_le64(f->sums + chunk * SK_BF_SUM_SIZE,
                               sk__bloom_chunk_sum(l, c, f->chunk_shift));
     }
@@ -334,7 +329,7 @@ int sk__bloom_begin_in_place(sk_bloom *f, int fd, const char *path)
     /* An interrupted add's chunks cannot be checked, and their marks are on
      * the disk already. */
     for (uint64_t c = 0; c < ip->chunks; c++)
-        if (is_marked(f, c))
+        if (sk__bloom_chunk_marked(f->marks, c))
             atomic_store_explicit(&ip->state[c], CHUNK_DURABLE, memory_order_relaxed);
     return SK_OK;
 }
@@ -351,11 +346,6 @@ void sk__bloom_end_in_place(sk_bloom *f)
         sk__free(&f->alloc, (void *)ip->state, (size_t)ip->chunks);
     sk__free(&f->alloc, ip, sizeof *ip);
     f->in_place = NULL;
-}
-
-int sk__bloom_in_place_grew(const sk_bloom *f)
-{
-    return f->nlayers != f->file_layers;
 }
 
 const char *sk__bloom_in_place_path(const sk_bloom *f)

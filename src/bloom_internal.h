@@ -118,9 +118,7 @@ int sk__bloom_commit_in_place(sk_bloom *f);
 int sk__bloom_begin_in_place(sk_bloom *f, int fd, const char *path);
 void sk__bloom_end_in_place(sk_bloom *f);
 
-/* Whether f has grown a layer the file has no room for, and the file's
- * path. */
-int sk__bloom_in_place_grew(const sk_bloom *f);
+/* The path of the file f was opened from in place. */
 const char *sk__bloom_in_place_path(const sk_bloom *f);
 
 /* Advisory locks (open file description locks, fcntl(2)) on bytes of the
