@@ -50,7 +50,9 @@ static const char create_usage[] =
     "  -p, --fp-rate P       false-positive rate, 1e-15..0.5 (e.g. 0.01)\n"
     "  -l, --layout L        auto (default: blocked while it costs at most 10%\n"
     "                        more memory, down to rates of about 5e-4, else\n"
-    "                        classic), blocked (one cache line per item: fastest)\n"
+    "                        classic), blocked (one cache line per item), split\n"
+    "                        (one cache line and one bit in each of its 8 or 16\n"
+    "                        parts: the fastest, 2% more bits than blocked at 1%)\n"
     "                        or classic (fewest bits, k cache lines per item)\n"
     "  -s, --scalable        grow by adding layers when full\n"
     "  -e, --expansion E     growth factor of a scalable filter (default 2)\n"
@@ -126,7 +128,7 @@ static const char merge_usage[] =
 
 static const char *layout_name(sk_bloom_layout layout)
 {
-    return layout == SK_BLOOM_BLOCKED ? "blocked" : "classic";
+    return layout == SK_BLOOM_BLOCKED ? "blocked" : layout == SK_BLOOM_SPLIT ? "split" : "classic";
 }
 
 /* The mapped filter that check and info read: a file shrunk under them (cp
@@ -287,8 +289,11 @@ static void bloom_option(void *ctx, int c, const char *value, const char *long_n
             o->layout = SK_BLOOM_BLOCKED;
         else if (strcmp(value, "classic") == 0)
             o->layout = SK_BLOOM_CLASSIC;
+        else if (strcmp(value, "split") == 0)
+            o->layout = SK_BLOOM_SPLIT;
         else
-            die_usage(p->cmd, "the layout is 'auto', 'blocked' or 'classic', not '%s'", value);
+            die_usage(p->cmd, "the layout is 'auto', 'blocked', 'classic' or 'split', not '%s'",
+                      value);
         break;
     case 's': o->scalable = 1; break;
     case 'e':

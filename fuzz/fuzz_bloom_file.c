@@ -94,7 +94,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sk_bloom_get_info(f, &info);
     FUZZ_CHECK(info.layers >= 1 && info.memory > info.array_bytes);
     FUZZ_CHECK(info.hashes >= 1 && info.hashes <= SK_BLOOM_MAX_HASHES);
-    FUZZ_CHECK(info.layout == SK_BLOOM_BLOCKED || info.layout == SK_BLOOM_CLASSIC);
+    FUZZ_CHECK(info.layout == SK_BLOOM_BLOCKED || info.layout == SK_BLOOM_CLASSIC ||
+               info.layout == SK_BLOOM_SPLIT);
     (void)sk_bloom_expected_fp_rate(f, info.count);
     (void)sk_bloom_estimate_items(f);
     check_dump(f);

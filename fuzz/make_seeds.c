@@ -121,6 +121,8 @@ static sk_bloom *filter(int kind)
         rc = sk_bloom_new(&f, 100, 0.01, SK_BLOOM_BLOCKED);
     else if (kind == 1)
         rc = sk_bloom_new(&f, 60, 0.001, SK_BLOOM_CLASSIC);
+    else if (kind == 3)
+        rc = sk_bloom_new(&f, 100, 0.01, SK_BLOOM_SPLIT);
     else
         rc = sk_bloom_create(&f, &(sk_bloom_options){.capacity = 20, .fp_rate = 0.01, .expansion = 2, .layout = SK_BLOOM_AUTO});
     if (rc != SK_OK)
@@ -134,7 +136,7 @@ static sk_bloom *filter(int kind)
     return f;
 }
 
-static const char *const filter_names[] = {"blocked", "classic", "scalable"};
+static const char *const filter_names[] = {"blocked", "classic", "scalable", "split"};
 
 static uint8_t *dump_of(const sk_bloom *f, size_t *len)
 {
@@ -152,7 +154,7 @@ static void bloom_seeds(void)
         die("mkdtemp");
     char path[64];
     snprintf(path, sizeof path, "%s/f.bloom", dir);
-    for (int kind = 0; kind < 3; kind++) {
+    for (int kind = 0; kind < 4; kind++) {
         sk_bloom *f = filter(kind);
         if (sk_bloom_save(f, path) != SK_OK)
             die("sk_bloom_save");

@@ -1,5 +1,5 @@
 /*
- * bloom.c: Bloom filters, classic and cache-blocked, fixed and scalable:
+ * bloom.c: Bloom filters of every layout, fixed and scalable:
  * creation, the layers of a chain, adding and looking up one item, set
  * operations and the filter's description.
  *
@@ -275,8 +275,27 @@ int sk__bloom_add_hashed(sk_bloom *f, struct item_hash h)
     return layer_add(last, f->layout, h, WRITERS_ONE);
 }
 
-static int add_item(sk_bloom *f, struct item_hash h)
+/* A single call runs as few instructions as it can for the common filter,
+ * fixed, blocked or split and not open in place, and leaves every other
+ * case to a function of its own: a short call, with no registers to save,
+ * lets the processor start the loads of the calls after it while its own
+ * is missing the cache, so that their misses overlap (docs/benchmarks.md).
+ * The other cases are cloned too, for scalable split filters. The halves
+ * of the hash go as two integers, not as a structure: the compiler would
+ * pack that into a vector through the stack, and a load that a store
+ * cannot forward to waits for the stores to retire, that is for the cache
+ * miss of the call before, which serializes the calls (three times slower
+ * measured). */
+static inline __attribute__((always_inline)) int fast_path(const sk_bloom *f,
+                                                           sk_bloom_layout layout)
 {
+    return f->layout == layout && f->expansion == 0 && f->in_place == NULL;
+}
+
+static PROBE_CLONES_NOINLINE int add_other(sk_bloom *f, uint64_t h1,
+                                                            uint64_t h2)
+{
+    struct item_hash h = {h1, h2};
     if (f->in_place != NULL) {
         int rc = sk__bloom_in_place_touch(f, h);
         if (rc != SK_OK)
@@ -285,15 +304,44 @@ static int add_item(sk_bloom *f, struct item_hash h)
     return sk__bloom_add_hashed(f, h);
 }
 
-/* flatten, as in bloom_batch.c: the item's hash inlined. */
-__attribute__((flatten)) int sk_bloom_add(sk_bloom *f, const void *data, size_t len)
+static PROBE_CLONES_NOINLINE int contains_other(const sk_bloom *f, uint64_t h1,
+                                                                 uint64_t h2)
 {
-    return add_item(f, hash_item(data, len));
+    return sk__bloom_contains_hashed(f, (struct item_hash){h1, h2});
 }
 
-__attribute__((flatten)) int sk_bloom_contains(const sk_bloom *f, const void *data, size_t len)
+static inline __attribute__((always_inline)) int add_item(sk_bloom *f, uint64_t h1, uint64_t h2)
 {
-    return sk__bloom_contains_hashed(f, hash_item(data, len));
+    enum writers writers = f->single_writer ? WRITERS_ONE_PROMISED : WRITERS_MANY;
+    if (fast_path(f, SK_BLOOM_SPLIT))
+        return layer_add(&f->first, SK_BLOOM_SPLIT, (struct item_hash){h1, h2}, writers);
+    if (fast_path(f, SK_BLOOM_BLOCKED))
+        return layer_add(&f->first, SK_BLOOM_BLOCKED, (struct item_hash){h1, h2}, writers);
+    return add_other(f, h1, h2);
+}
+
+static inline __attribute__((always_inline)) int contains_item(const sk_bloom *f, uint64_t h1,
+                                                               uint64_t h2)
+{
+    if (fast_path(f, SK_BLOOM_SPLIT))
+        return split_line_has(blocked_line(&f->first, h1), h2, f->first.hashes);
+    if (fast_path(f, SK_BLOOM_BLOCKED))
+        return blocked_line_has(blocked_line(&f->first, h1), h2, f->first.hashes);
+    return contains_other(f, h1, h2);
+}
+
+/* flatten, as in bloom_batch.c: the item's hash inlined. */
+PROBE_CLONES __attribute__((flatten)) int sk_bloom_add(sk_bloom *f, const void *data, size_t len)
+{
+    struct item_hash h = hash_item(data, len);
+    return add_item(f, h.h1, h.h2);
+}
+
+PROBE_CLONES __attribute__((flatten)) int sk_bloom_contains(const sk_bloom *f, const void *data,
+                                                            size_t len)
+{
+    struct item_hash h = hash_item(data, len);
+    return contains_item(f, h.h1, h.h2);
 }
 
 sk_bloom_hash sk_bloom_hash_bytes(const void *data, size_t len)
@@ -311,14 +359,15 @@ sk_bloom_hash sk_bloom_hash_u64(uint64_t hash)
     return (sk_bloom_hash){hash, z ^ (z >> 31)};
 }
 
-int sk_bloom_add_hash(sk_bloom *f, sk_bloom_hash h)
+PROBE_CLONES __attribute__((flatten)) int sk_bloom_add_hash(sk_bloom *f, sk_bloom_hash h)
 {
-    return add_item(f, (struct item_hash){h.low, h.high});
+    return add_item(f, h.low, h.high);
 }
 
-int sk_bloom_contains_hash(const sk_bloom *f, sk_bloom_hash h)
+PROBE_CLONES __attribute__((flatten)) int sk_bloom_contains_hash(const sk_bloom *f,
+                                                                 sk_bloom_hash h)
 {
-    return sk__bloom_contains_hashed(f, (struct item_hash){h.low, h.high});
+    return contains_item(f, h.low, h.high);
 }
 
 /* ---- set operations and estimates ---------------------------------------- */

@@ -5,8 +5,8 @@
  * They run as a ring: item i is hashed and its memory prefetched while item
  * i - BATCH, whose lines have had BATCH items' time to arrive, is looked up
  * or set. Unlike hashing a batch and then working through it, the ring
- * never waits with nothing in flight. A filter of one blocked layer, the
- * common large case, keeps only its cache-line pointer and second hash per
+ * never waits with nothing in flight. A filter of one blocked or split
+ * layer, the common large case, keeps only its cache-line pointer and second hash per
  * slot: at 100M items that halves the time per query here.
  */
 #include "bloom_probe.h"
@@ -22,11 +22,11 @@ static inline enum writers writers_of(const sk_bloom *f)
  * few enough that their lines stay in the L1 cache. */
 #define BATCH 64
 
-/* Inlined into each public call, so that the test of where the hashes come
- * from is a constant there. */
+/* Inlined into each public call, so that the tests of where the hashes
+ * come from and of the layout are constants there. */
 static inline __attribute__((always_inline)) void
-blocked_add_ring(struct layer *l, const struct source *items, size_t n, uint8_t *added,
-                 enum writers writers)
+line_add_ring(struct layer *l, sk_bloom_layout layout, const struct source *items, size_t n,
+              uint8_t *added, enum writers writers)
 {
     _Atomic uint64_t *lines[BATCH];
     uint64_t h2[BATCH];
@@ -34,7 +34,9 @@ blocked_add_ring(struct layer *l, const struct source *items, size_t n, uint8_t 
     for (size_t i = 0; i < n + BATCH; i++) {
         size_t slot = i % BATCH;
         if (i >= BATCH) {
-            int changed = blocked_line_set(lines[slot], h2[slot], l->hashes, writers);
+            int changed = layout == SK_BLOOM_SPLIT
+                              ? split_line_set(lines[slot], h2[slot], l->hashes, writers)
+                              : blocked_line_set(lines[slot], h2[slot], l->hashes, writers);
             new_items += (uint64_t)changed;
             if (added != NULL)
                 added[i - BATCH] = (uint8_t)changed;
@@ -50,14 +52,18 @@ blocked_add_ring(struct layer *l, const struct source *items, size_t n, uint8_t 
 }
 
 static inline __attribute__((always_inline)) void
-blocked_contains_ring(const struct layer *l, const struct source *items, size_t n, uint8_t *found)
+line_contains_ring(const struct layer *l, sk_bloom_layout layout, const struct source *items,
+                   size_t n, uint8_t *found)
 {
     const _Atomic uint64_t *lines[BATCH];
     uint64_t h2[BATCH];
     for (size_t i = 0; i < n + BATCH; i++) {
         size_t slot = i % BATCH;
         if (i >= BATCH)
-            found[i - BATCH] = (uint8_t)blocked_line_has_all(lines[slot], h2[slot], l->hashes);
+            found[i - BATCH] = (uint8_t)(layout == SK_BLOOM_SPLIT
+                                             ? split_line_has(lines[slot], h2[slot], l->hashes)
+                                             : blocked_line_has_all(lines[slot], h2[slot],
+                                                                    l->hashes));
         if (i < n) {
             struct item_hash h = source_hash(items, i);
             lines[slot] = blocked_line(l, h.h1);
@@ -73,7 +79,11 @@ add_batch(sk_bloom *f, const struct source *items, size_t n, uint8_t *added)
     if (f->in_place != NULL)
         return sk__bloom_in_place_add_batch(f, items, n, added);
     if (f->expansion == 0 && f->layout == SK_BLOOM_BLOCKED) {
-        blocked_add_ring(&f->first, items, n, added, writers_of(f));
+        line_add_ring(&f->first, SK_BLOOM_BLOCKED, items, n, added, writers_of(f));
+        return SK_OK;
+    }
+    if (f->expansion == 0 && f->layout == SK_BLOOM_SPLIT) {
+        line_add_ring(&f->first, SK_BLOOM_SPLIT, items, n, added, writers_of(f));
         return SK_OK;
     }
     struct item_hash h[BATCH];
@@ -110,7 +120,11 @@ static inline __attribute__((always_inline)) void
 contains_batch(const sk_bloom *f, const struct source *items, size_t n, uint8_t *found)
 {
     if (f->nlayers == 1 && f->layout == SK_BLOOM_BLOCKED) {
-        blocked_contains_ring(&f->layers[0], items, n, found);
+        line_contains_ring(&f->layers[0], SK_BLOOM_BLOCKED, items, n, found);
+        return;
+    }
+    if (f->nlayers == 1 && f->layout == SK_BLOOM_SPLIT) {
+        line_contains_ring(&f->layers[0], SK_BLOOM_SPLIT, items, n, found);
         return;
     }
     struct item_hash h[BATCH];
@@ -128,18 +142,18 @@ contains_batch(const sk_bloom *f, const struct source *items, size_t n, uint8_t 
 
 /* flatten: the hash of each item inlined into the ring too, which the
  * compiler would otherwise leave a call for its size. */
-__attribute__((flatten)) int sk_bloom_add_batch(sk_bloom *f, const void *const *items,
+PROBE_CLONES __attribute__((flatten)) int sk_bloom_add_batch(sk_bloom *f, const void *const *items,
                                                 const size_t *lens, size_t n, uint8_t *added)
 {
     return add_batch(f, &(struct source){.items = items, .lens = lens}, n, added);
 }
 
-int sk_bloom_add_hash_batch(sk_bloom *f, const sk_bloom_hash *hashes, size_t n, uint8_t *added)
+PROBE_CLONES int sk_bloom_add_hash_batch(sk_bloom *f, const sk_bloom_hash *hashes, size_t n, uint8_t *added)
 {
     return add_batch(f, &(struct source){.hashes = hashes}, n, added);
 }
 
-__attribute__((flatten)) void sk_bloom_contains_batch(const sk_bloom *f,
+PROBE_CLONES __attribute__((flatten)) void sk_bloom_contains_batch(const sk_bloom *f,
                                                       const void *const *items,
                                                       const size_t *lens, size_t n,
                                                       uint8_t *found)
@@ -147,7 +161,7 @@ __attribute__((flatten)) void sk_bloom_contains_batch(const sk_bloom *f,
     contains_batch(f, &(struct source){.items = items, .lens = lens}, n, found);
 }
 
-void sk_bloom_contains_hash_batch(const sk_bloom *f, const sk_bloom_hash *hashes, size_t n,
+PROBE_CLONES void sk_bloom_contains_hash_batch(const sk_bloom *f, const sk_bloom_hash *hashes, size_t n,
                                   uint8_t *found)
 {
     contains_batch(f, &(struct source){.hashes = hashes}, n, found);

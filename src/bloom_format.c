@@ -1,6 +1,7 @@
 /*
  * bloom_format.c: the header and layer table of Bloom filter files
- * (version 2) and dumps (version 1), written and validated, and the chunk
+ * (version 2) and dumps (version 1), and of both for split filters
+ * (version 3), written and validated, and the chunk
  * sums of files (the byte table is in format.h, the prose in
  * docs/bloom-format.md).
  *
@@ -110,10 +111,15 @@ void sk__bloom_encode_header(const sk_bloom *f, uint8_t *head, int packed)
 {
     memset(head, 0, sk__bloom_header_size(f->nlayers));
     memcpy(head + SK_BF_OFF_MAGIC, SK_BF_MAGIC, 4);
-    head[SK_BF_OFF_VERSION] = packed ? SK_BF_VERSION_DUMP : SK_BF_VERSION_FILE;
+    /* Only split filters take version 3, so that every other file stays
+     * readable by the versions of sketch before it. */
+    head[SK_BF_OFF_VERSION] = f->layout == SK_BLOOM_SPLIT ? SK_BF_VERSION_SPLIT
+                              : packed                    ? SK_BF_VERSION_DUMP
+                                                          : SK_BF_VERSION_FILE;
     head[SK_BF_OFF_CHUNK_SHIFT] = packed ? 0 : SK_BF_CHUNK_SHIFT;
-    head[SK_BF_OFF_LAYOUT] =
-        f->layout == SK_BLOOM_BLOCKED ? SK_BF_LAYOUT_BLOCKED : SK_BF_LAYOUT_CLASSIC;
+    head[SK_BF_OFF_LAYOUT] = f->layout == SK_BLOOM_BLOCKED ? SK_BF_LAYOUT_BLOCKED
+                             : f->layout == SK_BLOOM_SPLIT ? SK_BF_LAYOUT_SPLIT
+                                                           : SK_BF_LAYOUT_CLASSIC;
     head[SK_BF_OFF_HASH] = SK_BF_HASH_XXH3_128;
     head[SK_BF_OFF_PACKED] = packed ? SK_BF_ARRAYS_PACKED : SK_BF_ARRAYS_ALIGNED;
     sk_store_le32(head + SK_BF_OFF_LAYERS, f->nlayers);
@@ -142,13 +148,22 @@ static int valid_rate(double fp_rate)
     return fp_rate == 0 || (fp_rate >= SK_BLOOM_MIN_FP_RATE && fp_rate <= SK_BLOOM_MAX_FP_RATE);
 }
 
+/* Version 1 has whole-array sums, version 2 chunk sums, and version 3
+ * either: chunk sums for files, whole-array sums for dumps, the split
+ * layout, which only version 3 may have. */
 static int valid_version(const uint8_t *p)
 {
-    if (p[SK_BF_OFF_VERSION] == SK_BF_VERSION_DUMP)
-        return p[SK_BF_OFF_CHUNK_SHIFT] == 0;
-    return p[SK_BF_OFF_PACKED] == SK_BF_ARRAYS_ALIGNED &&
-           p[SK_BF_OFF_CHUNK_SHIFT] >= SK_BF_MIN_CHUNK_SHIFT &&
-           p[SK_BF_OFF_CHUNK_SHIFT] <= SK_BF_MAX_CHUNK_SHIFT;
+    int chunked = p[SK_BF_OFF_PACKED] == SK_BF_ARRAYS_ALIGNED &&
+                  p[SK_BF_OFF_CHUNK_SHIFT] >= SK_BF_MIN_CHUNK_SHIFT &&
+                  p[SK_BF_OFF_CHUNK_SHIFT] <= SK_BF_MAX_CHUNK_SHIFT;
+    switch (p[SK_BF_OFF_VERSION]) {
+    case SK_BF_VERSION_DUMP: return p[SK_BF_OFF_CHUNK_SHIFT] == 0;
+    case SK_BF_VERSION_FILE: return chunked;
+    default:
+        return p[SK_BF_OFF_LAYOUT] == SK_BF_LAYOUT_SPLIT &&
+               (chunked || (p[SK_BF_OFF_PACKED] == SK_BF_ARRAYS_PACKED &&
+                            p[SK_BF_OFF_CHUNK_SHIFT] == 0));
+    }
 }
 
 static int all_zero(const uint8_t *p, size_t n)
@@ -167,11 +182,14 @@ static int decode_fixed(const uint8_t *p, size_t available, uint32_t *nlayers)
                                                                         : SK_EFORMAT;
     if (available < SK_BF_HEADER_SIZE)
         return SK_ETRUNCATED;
-    if (p[SK_BF_OFF_VERSION] != SK_BF_VERSION_DUMP && p[SK_BF_OFF_VERSION] != SK_BF_VERSION_FILE)
+    if (p[SK_BF_OFF_VERSION] != SK_BF_VERSION_DUMP && p[SK_BF_OFF_VERSION] != SK_BF_VERSION_FILE &&
+        p[SK_BF_OFF_VERSION] != SK_BF_VERSION_SPLIT)
         return SK_EVERSION;
     uint32_t layers = sk_load_le32(p + SK_BF_OFF_LAYERS);
     uint32_t expansion = sk_load_le32(p + SK_BF_OFF_EXPANSION);
-    if (p[SK_BF_OFF_LAYOUT] > SK_BF_LAYOUT_CLASSIC || p[SK_BF_OFF_HASH] != SK_BF_HASH_XXH3_128 ||
+    if (p[SK_BF_OFF_LAYOUT] > SK_BF_LAYOUT_SPLIT ||
+        (p[SK_BF_OFF_LAYOUT] == SK_BF_LAYOUT_SPLIT) != (p[SK_BF_OFF_VERSION] == SK_BF_VERSION_SPLIT) ||
+        p[SK_BF_OFF_HASH] != SK_BF_HASH_XXH3_128 ||
         p[SK_BF_OFF_PACKED] > SK_BF_ARRAYS_PACKED || !valid_version(p) || layers == 0 ||
         (expansion == 0 && layers != 1) || expansion > SK_BLOOM_MAX_EXPANSION ||
         !all_zero(p + SK_BF_OFF_RESERVED, SK_BF_OFF_CHECKSUM - SK_BF_OFF_RESERVED) ||
@@ -194,6 +212,7 @@ int sk__bloom_decode_header(sk_bloom *f, const uint8_t *p, size_t available, uin
     if (rc != SK_OK)
         return rc;
     f->layout = p[SK_BF_OFF_LAYOUT] == SK_BF_LAYOUT_BLOCKED ? SK_BLOOM_BLOCKED
+                : p[SK_BF_OFF_LAYOUT] == SK_BF_LAYOUT_SPLIT ? SK_BLOOM_SPLIT
                                                             : SK_BLOOM_CLASSIC;
     f->expansion = sk_load_le32(p + SK_BF_OFF_EXPANSION);
     f->fp_rate = bits_double(sk_load_le64(p + SK_BF_OFF_FP_RATE));
@@ -206,7 +225,8 @@ int sk__bloom_decode_header(sk_bloom *f, const uint8_t *p, size_t available, uin
         uint32_t hashes = sk_load_le32(e + SK_BF_LAYER_OFF_HASHES);
         if (bits == 0 || bits > SK_BLOOM_MAX_BITS || hashes == 0 ||
             hashes > SK_BLOOM_MAX_HASHES ||
-            (f->layout == SK_BLOOM_BLOCKED && bits % SK_BF_BLOCK_BITS != 0) ||
+            (f->layout != SK_BLOOM_CLASSIC && bits % SK_BF_BLOCK_BITS != 0) ||
+            (f->layout == SK_BLOOM_SPLIT && !sk__bloom_split_hashes_valid(hashes)) ||
             sk_load_le32(e + SK_BF_LAYER_OFF_RESERVED) != 0 ||
             (shift != 0 && sk_load_le64(e + SK_BF_LAYER_OFF_CHECKSUM) != 0))
             return SK_ECORRUPT;

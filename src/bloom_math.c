@@ -19,6 +19,16 @@
  * and that the bits set in one block are not independent, each worth 3% of
  * the rate at 1%).
  *
+ * Split layout: the same blocks, split into k lanes of w = 512/k bits
+ * (k = 8 or 16), and each item sets exactly one bit in every lane. Given j
+ * items in its block, a query's bit in one lane is set with chance
+ * 1 - (1 - 1/w)^j, independently of the other lanes, so the rate is
+ * exactly
+ *
+ *     sum_j Poisson(j; n/B) (1 - (1 - 1/w)^j)^k
+ *
+ * and sizing takes whichever of k = 8 and k = 16 needs fewer bits.
+ *
  * Sizing searches the smallest m (and its best k) for which the layout's
  * exact rate at capacity is at most the requested rate, so a filter meets
  * its rate with integer k, not just approximately: about 5% more bits for
@@ -182,10 +192,30 @@ static double blocked_fp_rate_coarse(uint64_t bits, unsigned k, double n)
     return closed >= 0 ? closed : blocked_fp_rate_approx(bits, k, n);
 }
 
+static double split_fp_rate(uint64_t bits, unsigned k, double n)
+{
+    double lambda = n / ((double)bits / BLOCK_BITS);
+    if (lambda <= 0)
+        return 0;
+    double log_clear = log1p(-(double)k / BLOCK_BITS); /* of a lane's bit, per item */
+    if (lambda > 10000) /* the Poisson law is then as narrow as one block */
+        return pow(-expm1(log_clear * lambda), k);
+    double log_lambda = log(lambda), log_pmf = -lambda, sum = 0;
+    uint64_t last = (uint64_t)(lambda + 12 * sqrt(lambda) + 30);
+    for (uint64_t j = 1; j <= last; j++) {
+        log_pmf += log_lambda - log((double)j);
+        sum += exp(log_pmf + (double)k * log(-expm1(log_clear * (double)j)));
+    }
+    return sum;
+}
+
 double sk__bloom_fp_rate(sk_bloom_layout layout, uint64_t bits, unsigned k, double n)
 {
-    return layout == SK_BLOOM_BLOCKED ? blocked_fp_rate(bits, k, n)
-                                      : classic_fp_rate(bits, k, n);
+    switch (layout) {
+    case SK_BLOOM_BLOCKED: return blocked_fp_rate(bits, k, n);
+    case SK_BLOOM_SPLIT: return split_fp_rate(bits, k, n);
+    default: return classic_fp_rate(bits, k, n);
+    }
 }
 
 /* Filters sized for a rate have at least one block of bits: 64 bytes are
@@ -197,7 +227,7 @@ uint64_t sk__bloom_round_bits(sk_bloom_layout layout, uint64_t bits)
 {
     if (bits == 0)
         bits = 1;
-    if (layout == SK_BLOOM_BLOCKED)
+    if (layout != SK_BLOOM_CLASSIC)
         bits = (bits + BLOCK_BITS - 1) / BLOCK_BITS * BLOCK_BITS;
     return bits;
 }
@@ -300,6 +330,58 @@ static int size_for_layout(uint64_t capacity, double fp_rate, sk_bloom_layout la
     return SK_OK;
 }
 
+/* The split layout's lane counts, one per vector width of its masks. */
+static const unsigned SPLIT_HASHES[] = {8, 16};
+
+/* The smallest whole number of blocks with which k lanes meet fp_rate at n
+ * items: doubling, then bisection, on the exact rate, which falls as m
+ * grows. */
+static int size_split_lanes(double n, double fp_rate, unsigned k, uint64_t *bits)
+{
+    uint64_t hi = MIN_SIZED_BITS / BLOCK_BITS, lo = 0;
+    while (split_fp_rate(hi * BLOCK_BITS, k, n) > fp_rate) {
+        lo = hi;
+        hi *= 2;
+        if (hi > SK_BLOOM_MAX_BITS / BLOCK_BITS)
+            return SK_ETOOLARGE;
+    }
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (split_fp_rate(mid * BLOCK_BITS, k, n) > fp_rate)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    *bits = hi * BLOCK_BITS;
+    return SK_OK;
+}
+
+static int size_split(uint64_t capacity, double fp_rate, uint64_t *bits, unsigned *hashes)
+{
+    if (capacity == 0 || !(fp_rate > 0) || !(fp_rate <= SK_BLOOM_MAX_FP_RATE))
+        return SK_EINVAL;
+    int rc = SK_ETOOLARGE;
+    *bits = UINT64_MAX;
+    for (size_t i = 0; i < sizeof SPLIT_HASHES / sizeof SPLIT_HASHES[0]; i++) {
+        uint64_t m;
+        if (size_split_lanes((double)capacity, fp_rate, SPLIT_HASHES[i], &m) == SK_OK &&
+            m < *bits) {
+            *bits = m;
+            *hashes = SPLIT_HASHES[i];
+            rc = SK_OK;
+        }
+    }
+    return rc;
+}
+
+int sk__bloom_split_hashes_valid(unsigned hashes)
+{
+    for (size_t i = 0; i < sizeof SPLIT_HASHES / sizeof SPLIT_HASHES[0]; i++)
+        if (hashes == SPLIT_HASHES[i])
+            return 1;
+    return 0;
+}
+
 /* SK_BLOOM_AUTO: blocked while it needs at most 10% more bits than classic
  * (rates down to about 5e-4), classic below, where a block of 512 bits gets
  * too crowded to reach the rate economically. */
@@ -308,6 +390,8 @@ static int size_for_layout(uint64_t capacity, double fp_rate, sk_bloom_layout la
 static int resolve_layout(uint64_t capacity, double fp_rate, sk_bloom_layout *layout,
                           uint64_t *bits, unsigned *hashes)
 {
+    if (*layout == SK_BLOOM_SPLIT)
+        return size_split(capacity, fp_rate, bits, hashes);
     if (*layout != SK_BLOOM_AUTO)
         return size_for_layout(capacity, fp_rate, *layout, INFINITY, bits, hashes);
     uint64_t classic_bits;
@@ -340,7 +424,7 @@ int sk_bloom_size_for(uint64_t capacity, double fp_rate, sk_bloom_layout *layout
 
 uint64_t sk__bloom_words(sk_bloom_layout layout, uint64_t bits)
 {
-    return layout == SK_BLOOM_BLOCKED ? bits / 64 : (bits + 63) / 64;
+    return layout != SK_BLOOM_CLASSIC ? bits / 64 : (bits + 63) / 64;
 }
 
 int sk__bloom_size_layer(uint64_t capacity, double fp_rate, sk_bloom_layout *layout,
@@ -381,11 +465,12 @@ int sk__bloom_resolve_options(const sk_bloom_options *in, sk_bloom_options *out)
         return SK_EINVAL;
     *out = *in;
     if (out->layout != SK_BLOOM_AUTO && out->layout != SK_BLOOM_BLOCKED &&
-        out->layout != SK_BLOOM_CLASSIC)
+        out->layout != SK_BLOOM_CLASSIC && out->layout != SK_BLOOM_SPLIT)
         return SK_EINVAL;
     if (out->bits != 0) {
         if (out->capacity != 0 || out->expansion != 0 || out->layout == SK_BLOOM_AUTO ||
-            out->hashes == 0 || out->hashes > SK_BLOOM_MAX_HASHES || out->fp_rate != 0)
+            out->hashes == 0 || out->hashes > SK_BLOOM_MAX_HASHES || out->fp_rate != 0 ||
+            (out->layout == SK_BLOOM_SPLIT && !sk__bloom_split_hashes_valid(out->hashes)))
             return SK_EINVAL;
         return out->bits > SK_BLOOM_MAX_BITS ? SK_ETOOLARGE : SK_OK;
     }

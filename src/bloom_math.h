@@ -12,13 +12,14 @@
 
 #include "sketch/bloom.h"
 
-/* Bits of one block of the blocked layout: a 64-byte cache line. */
+/* Bits of one block of the blocked and split layouts: a 64-byte cache line. */
 #define SK__BLOOM_BLOCK_BITS 512
 
 /* The 64-bit words of a layer of `bits` bits. */
 uint64_t sk__bloom_words(sk_bloom_layout layout, uint64_t bits);
 
-/* Explicit sizes rounded to what the layout stores (blocked: whole blocks). */
+/* Explicit sizes rounded to what the layout stores (blocked, split: whole
+ * blocks). */
 uint64_t sk__bloom_round_bits(sk_bloom_layout layout, uint64_t bits);
 
 /* The false-positive rate of a layer of m bits and k hashes after n items. */
@@ -33,6 +34,9 @@ double sk__bloom_layer_rate(double fp_rate, unsigned expansion, unsigned index);
  * *layout is replaced by the choice); SK_ETOOLARGE past the limits. */
 int sk__bloom_size_layer(uint64_t capacity, double fp_rate, sk_bloom_layout *layout,
                          sk_bloom_layer *out);
+
+/* Whether a split layer may have `hashes` lanes (8 or 16). */
+int sk__bloom_split_hashes_valid(unsigned hashes);
 
 /* The capacity of explicit sizes: the items at which k is optimal. */
 uint64_t sk__bloom_explicit_capacity(uint64_t bits, unsigned hashes);

@@ -1,6 +1,6 @@
 /*
  * bloom_probe.h: where an item's bits are and how they are read and set:
- * the probe kernels of both layouts, inlined into the single calls
+ * the probe kernels of every layout, inlined into the single calls
  * (bloom.c) and the batch pipeline (bloom_batch.c). Internal.
  *
  * Hashing
@@ -23,6 +23,8 @@
  * Blocked layout: m/512 blocks of one 64-byte cache line; the block is
  * reduce(h1, m/512) and the k bit positions in it are the top 9 bits of k
  * successive values of a 64-bit linear congruential sequence seeded with h2.
+ *
+ * Split layout: the same lines, and in each one bit per lane (bloom_split.h).
  *
  * Threads
  * -------
@@ -71,9 +73,21 @@ enum writers {
     WRITERS_ONE_PROMISED  /* plain stores of every word touched */
 };
 
+static __attribute__((noinline)) struct item_hash hash_long_item(const void *data, size_t len)
+{
+    XXH128_hash_t h = XXH3_128bits(data, len);
+    return (struct item_hash){h.low64, h.high64};
+}
+
+/* Items of up to 16 bytes (keys, addresses, identifiers) are hashed inline,
+ * where the compiler keeps only XXH3's short-input code; longer ones in a
+ * call, so that the registers the long code needs are not saved and
+ * restored around every short item. */
 static inline __attribute__((always_inline)) struct item_hash hash_item(const void *data,
                                                                       size_t len)
 {
+    if (len > 16)
+        return hash_long_item(data, len);
     XXH128_hash_t h = XXH3_128bits(data, len);
     return (struct item_hash){h.low64, h.high64};
 }
@@ -140,6 +154,41 @@ static inline uint64_t word_value(const _Atomic uint64_t *word)
 #endif
     return v;
 }
+
+/* The inverse of word_value: a number as the word stored in an array. */
+static inline uint64_t word_of_value(uint64_t v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    return v;
+}
+
+#include "bloom_split.h"
+
+/* Public calls whose probe the split layout's vector code may be inlined
+ * into are compiled twice, for AVX2 and for the baseline, and the loader
+ * binds each to the one the processor runs (an ifunc): AVX2 has the
+ * per-lane shifts and 32-bit multiplies the masks need, which the baseline
+ * does lane by lane. SKETCH_PORTABLE builds the baseline alone, so that
+ * tests can run it on any machine. */
+#if defined(SPLIT_VECTOR) && defined(__x86_64__) && !defined(SKETCH_PORTABLE) && \
+    defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define PROBE_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
+#endif
+/* The same for a function that must stay out of line: GCC could inline a
+ * clone into its caller's clone, clang never does and refuses the two
+ * attributes together. */
+#if defined(PROBE_CLONES) && defined(__clang__)
+#define PROBE_CLONES_NOINLINE PROBE_CLONES
+#elif defined(PROBE_CLONES)
+#define PROBE_CLONES_NOINLINE PROBE_CLONES __attribute__((noinline))
+#else
+#define PROBE_CLONES
+#define PROBE_CLONES_NOINLINE __attribute__((noinline))
+#endif
 
 /* Bit by bit, stopping at the first that is clear: for one call at a time,
  * an absent item then runs a third of the instructions, so more calls fit
@@ -242,12 +291,22 @@ static inline int blocked_line_set(_Atomic uint64_t *line, uint64_t h2, unsigned
     }
 }
 
+static inline __attribute__((always_inline)) int
+split_line_set(_Atomic uint64_t *line, uint64_t h2, unsigned k, enum writers writers)
+{
+    if (writers == WRITERS_ONE_PROMISED)
+        return split_line_set_always(line, h2, k);
+    return split_line_set_missing(line, h2, k, writers == WRITERS_MANY);
+}
+
 /* Sets an item's bits in a layer; 1 if any was missing. The caller counts. */
 static inline int layer_set(struct layer *l, sk_bloom_layout layout, struct item_hash h,
                      enum writers writers)
 {
     if (layout == SK_BLOOM_BLOCKED)
         return blocked_line_set(blocked_line(l, h.h1), h.h2, l->hashes, writers);
+    if (layout == SK_BLOOM_SPLIT)
+        return split_line_set(blocked_line(l, h.h1), h.h2, l->hashes, writers);
     int changed = 0;
     uint64_t x = h.h1, step = h.h2 | 1;
     for (unsigned i = 0; i < l->hashes; i++, x = x * LCG_MUL + step) {
@@ -281,6 +340,8 @@ static inline int layer_contains(const struct layer *l, sk_bloom_layout layout, 
 {
     if (layout == SK_BLOOM_BLOCKED)
         return blocked_line_has(blocked_line(l, h.h1), h.h2, l->hashes);
+    if (layout == SK_BLOOM_SPLIT)
+        return split_line_has(blocked_line(l, h.h1), h.h2, l->hashes);
     uint64_t x = h.h1, step = h.h2 | 1;
     for (unsigned i = 0; i < l->hashes; i++, x = x * LCG_MUL + step) {
         uint64_t bit = reduce(x, l->bits);
@@ -291,11 +352,12 @@ static inline int layer_contains(const struct layer *l, sk_bloom_layout layout, 
 }
 
 /* The indices of the words an add of h may change in layer l, into words;
- * their number: one line's first for blocked filters, k for classic. */
+ * their number: one line's first for blocked and split filters, k for
+ * classic. */
 static inline unsigned layer_words(const struct layer *l, sk_bloom_layout layout,
                                    struct item_hash h, uint64_t words[SK_BLOOM_MAX_HASHES])
 {
-    if (layout == SK_BLOOM_BLOCKED) {
+    if (layout != SK_BLOOM_CLASSIC) {
         words[0] = (uint64_t)(blocked_line(l, h.h1) - l->words);
         return 1;
     }
@@ -309,7 +371,7 @@ static inline unsigned layer_words(const struct layer *l, sk_bloom_layout layout
 static inline void layer_prefetch(const struct layer *l, sk_bloom_layout layout,
                                   struct item_hash h, int for_write)
 {
-    if (layout == SK_BLOOM_BLOCKED) {
+    if (layout != SK_BLOOM_CLASSIC) {
         if (for_write)
             __builtin_prefetch((const void *)blocked_line(l, h.h1), 1);
         else

@@ -42,19 +42,21 @@ static inline void sk_store_le64(uint8_t *p, uint64_t v)
     sk_store_le32(p + 4, (uint32_t)(v >> 32));
 }
 
-/* ---- Bloom filter files (version 2) and dumps (version 1) -----------------
+/* ---- Bloom filter files (version 2) and dumps (version 1); split: 3 ------
  *
  *   header, SK_BF_HEADER_SIZE bytes
  *     0  4  magic "SKBF"
- *     4  1  version: 2 for files, 1 for dumps (and files of sketch 0.1)
- *     5  1  layout: 0 blocked, 1 classic
+ *     4  1  version: 2 for files, 1 for dumps (and files of sketch 0.1), 3
+ *           for files and dumps of the split layout (chunk sums as version 2
+ *           in files, whole-array sums as version 1 in dumps)
+ *     5  1  layout: 0 blocked, 1 classic, 2 split (version 3 only)
  *     6  1  hash: 1 = XXH3-128, seed 0
  *     7  1  arrays: 0 on page boundaries (files), 1 packed (dumps)
  *     8  4  number of layers L >= 1
  *    12  4  expansion; 0 for a filter of fixed size (then L = 1)
  *    16  8  requested false-positive rate, an IEEE-754 double; 0 if explicit
- *    24  1  version 2: log2 of the bytes of a checksummed chunk, 12..30;
- *           version 1: 0
+ *    24  1  files of version 2 or 3: log2 of the bytes of a checksummed
+ *           chunk, 12..30; version 1 and dumps: 0
  *    25  7  0
  *    32  4  XXH32 (seed 0) of bytes 0..31 followed by the layer table
  *    36  4  0
@@ -65,13 +67,13 @@ static inline void sk_store_le64(uint8_t *p, uint64_t v)
  *    16  8  capacity
  *    24  8  items added that set a bit
  *    32  8  offset of the bit array in the file or dump
- *    40  8  version 2: XXH3-64 (seed 0) of the layer's chunk sums (below);
- *           version 1: XXH3-64 (seed 0) of the bit array
+ *    40  8  with chunk sums (byte 24 != 0): 0; else XXH3-64 (seed 0) of the
+ *           bit array
  *   bit arrays, in layer order: ceil(m/64) 64-bit words (m/64 for blocked
- *   filters, m a multiple of 512), each at a multiple of SK_BF_FILE_ALIGN in
+ *   and split filters, m a multiple of 512), each at a multiple of SK_BF_FILE_ALIGN in
  *   files and right after the previous part, at a multiple of
- *   SK_BF_DUMP_ALIGN, in dumps; a version 1 file or dump ends with the last.
- *   version 2 only, right after the last array:
+ *   SK_BF_DUMP_ALIGN, in dumps; without chunk sums, the file or dump ends
+ *   with the last. With chunk sums, right after the last array:
  *     chunk sums: for each layer in order, one 8-byte XXH3-64 (seed 0) of
  *       each chunk of its array (2^shift bytes; the last may be shorter)
  *     change marks: one bit per chunk (of all layers, in the order of the
@@ -82,8 +84,10 @@ static inline void sk_store_le64(uint8_t *p, uint64_t v)
 #define SK_BF_MAGIC "SKBF"
 #define SK_BF_VERSION_DUMP 1
 #define SK_BF_VERSION_FILE 2
+#define SK_BF_VERSION_SPLIT 3
 #define SK_BF_LAYOUT_BLOCKED 0
 #define SK_BF_LAYOUT_CLASSIC 1
+#define SK_BF_LAYOUT_SPLIT 2
 #define SK_BF_HASH_XXH3_128 1
 #define SK_BF_ARRAYS_ALIGNED 0
 #define SK_BF_ARRAYS_PACKED 1

@@ -18,7 +18,11 @@
  * 0.1%, more below). SK_BLOOM_CLASSIC spreads the k bits over the whole
  * array: the fewest bits for a rate, k cache misses per operation.
  * SK_BLOOM_AUTO takes blocked while it costs at most 10% more memory, which
- * is down to rates of about 5e-4.
+ * is down to rates of about 5e-4. SK_BLOOM_SPLIT, chosen only when asked
+ * for, also keeps an item in one cache line, with one bit in each of its 8
+ * or 16 equal parts: the fastest layout (a query is a few vector
+ * instructions with no branch), for 1 to 5% more bits than blocked from
+ * 1% down (10.1 bits per item at 1%), 21% more at 10%.
  *
  * Scalable filters (expansion >= 1) are chains of layers: when the newest
  * holds its capacity, a new one `expansion` times larger starts, at a lower
@@ -28,7 +32,8 @@
  * Threads. A filter of fixed size may be used by any number of threads at
  * once for add and contains: bits are only ever set, each with a relaxed
  * atomic OR of a 64-bit word (or, with one writer, a relaxed atomic store),
- * and read with relaxed atomic loads. An add that has returned is seen by
+ * and read with relaxed atomic loads (split filters: vector loads of whole
+ * lines, which bits that are only ever set make as good). An add that has returned is seen by
  * every contains that starts after it in happens-before order (the same
  * thread, or any thread that synchronized with it); a contains concurrent
  * with the add of the same item may answer either way. A caller with one
@@ -51,11 +56,13 @@ extern "C" {
 typedef struct sk_bloom sk_bloom;
 
 /* SK_BLOOM_AUTO is a choice made at creation: a filter's layout is always
- * blocked or classic. Explicit sizes need a concrete layout. */
+ * blocked, classic or split. Explicit sizes need a concrete layout; split
+ * ones take 8 or 16 hashes. */
 typedef enum sk_bloom_layout {
     SK_BLOOM_BLOCKED = 0,
     SK_BLOOM_CLASSIC = 1,
-    SK_BLOOM_AUTO = 2
+    SK_BLOOM_AUTO = 2,
+    SK_BLOOM_SPLIT = 3
 } sk_bloom_layout;
 
 /* Limits. A layer has at most SK_BLOOM_MAX_BITS bits (32 TiB) and
@@ -75,8 +82,8 @@ typedef enum sk_bloom_layout {
 
 /* Everything a filter is created with; zero-initialized fields take the
  * defaults (layout 0 is SK_BLOOM_BLOCKED). Give either capacity (with
- * fp_rate) or explicit bits and hashes (a fixed filter; blocked rounds bits
- * up to a multiple of 512). */
+ * fp_rate) or explicit bits and hashes (a fixed filter; blocked and split round
+ * bits up to a multiple of 512). */
 typedef struct sk_bloom_options {
     uint64_t capacity;    /* items at fp_rate (of a scalable filter: its first layer) */
     double fp_rate;       /* 0: SK_BLOOM_DEFAULT_FP_RATE */

@@ -1,7 +1,7 @@
 /*
  * test_bloom_fpr.c: measured false-positive rates of Bloom filters against
- * the theory, for the classic, blocked and scalable filters, from 10^3 to
- * 10^8 items and rates from 10^-1 to 10^-6.
+ * the theory, for the classic, blocked, split and scalable filters, from
+ * 10^3 to 10^8 items and rates from 10^-1 to 10^-6.
  *
  * Each point of the grid fills T independent filters with n distinct items
  * (8-byte counters through the real hash: sk_bloom_add, or its batch form
@@ -24,7 +24,9 @@
  * fill around its mean (by Jensen it is low by about 0.15 k(k-1)/m, below
  * 0.1% on this grid) and double hashing; the blocked formula, exact for
  * this layout up to the Poisson law of items per block (the binomial law's
- * variance differs by 1/B of B blocks); and the spread between filters
+ * variance differs by 1/B of B blocks), and so is the split formula, which
+ * also assumes the lanes' bits independent (they are multiplies of the
+ * same two 32-bit values, so this tests that too); and the spread between filters
  * where a point has too few of them for an empirical error, at most about
  * 3 sqrt(512/m), 1.2% for the smallest such filter (m = 1.9e7 bits).
  *
@@ -79,8 +81,11 @@
 #define TOL 0.02
 #define WORKERS 2
 
-enum kind { CLASSIC, BLOCKED, SCALABLE_BLOCKED, SCALABLE_CLASSIC };
-static const char *const kind_names[] = {"classic", "blocked", "scal-blk", "scal-cls"};
+enum kind { CLASSIC, BLOCKED, SPLIT, SCALABLE_BLOCKED, SCALABLE_CLASSIC };
+static const char *const kind_names[] = {"classic", "blocked", "split", "scal-blk", "scal-cls"};
+/* The kinds of the grid's coverage: a scalable classic point covers the
+ * scalable kind. */
+#define COVERED_KINDS 4
 
 struct point {
     enum kind kind;
@@ -99,7 +104,7 @@ struct point {
     double seconds;
 };
 
-static struct point grid[64];
+static struct point grid[96];
 static int npoints;
 
 static void add_point(enum kind kind, uint64_t n, double p)
@@ -130,18 +135,22 @@ static void build_grid(void)
     add_point(SCALABLE_BLOCKED, 100000000, 1e-2);
     add_point(CLASSIC, 100000000, 1e-2);
     add_point(BLOCKED, 100000000, 1e-2);
+    add_point(SPLIT, 100000000, 1e-2);
     add_point(CLASSIC, 10000000, 1e-3);
     add_point(BLOCKED, 10000000, 1e-3);
+    add_point(SPLIT, 10000000, 1e-3);
     add_point(SCALABLE_BLOCKED, 10000000, 1e-3);
     for (int i = 0; i < 3; i++) {
         add_point(CLASSIC, 1000000, tiny_p[i]);
         add_point(BLOCKED, 1000000, tiny_p[i]);
+        add_point(SPLIT, 1000000, tiny_p[i]);
         add_point(SCALABLE_CLASSIC, 1000000, tiny_p[i]);
     }
     for (uint64_t n = 100000; n >= 1000; n /= 10) {
         for (int i = 0; i < 3; i++) {
             add_point(CLASSIC, n, small_p[i]);
             add_point(BLOCKED, n, small_p[i]);
+            add_point(SPLIT, n, small_p[i]);
             add_point(i == 1 && n == 10000 ? SCALABLE_CLASSIC : SCALABLE_BLOCKED, n,
                       small_p[i]);
         }
@@ -149,6 +158,7 @@ static void build_grid(void)
     /* Small filters at a low rate, where the m bits are few. */
     add_point(CLASSIC, 1000, 1e-5);
     add_point(BLOCKED, 1000, 1e-5);
+    add_point(SPLIT, 1000, 1e-5);
     add_point(SCALABLE_CLASSIC, 1000, 1e-5);
 }
 
@@ -192,6 +202,8 @@ static int new_filter(const struct point *pt, sk_bloom **f)
         return sk_bloom_new(f, pt->n, pt->p, SK_BLOOM_CLASSIC);
     case BLOCKED:
         return sk_bloom_new(f, pt->n, pt->p, SK_BLOOM_BLOCKED);
+    case SPLIT:
+        return sk_bloom_new(f, pt->n, pt->p, SK_BLOOM_SPLIT);
     case SCALABLE_BLOCKED:
         return sk_bloom_create(f, &(sk_bloom_options){.capacity = pt->n / 64, .fp_rate = pt->p, .expansion = 2, .layout = SK_BLOOM_BLOCKED});
     default:
@@ -354,7 +366,7 @@ static void check(enum kind a, enum kind b)
                    pt->p, p_limit);
             failures++;
         }
-        if (pt->kind == CLASSIC || pt->kind == BLOCKED) {
+        if (pt->kind < SCALABLE_BLOCKED) {
             if (fabs(measured - e) > 4 * sd + TOL * e) {
                 printf("FAIL: |measured - expected| = %.3e above 4 sd + %.0f%% = %.3e\n",
                        fabs(measured - e), 100 * TOL, 4 * sd + TOL * e);
@@ -407,6 +419,12 @@ static void test_blocked(void **state)
     check(BLOCKED, BLOCKED);
 }
 
+static void test_split(void **state)
+{
+    (void)state;
+    check(SPLIT, SPLIT);
+}
+
 static void test_scalable(void **state)
 {
     (void)state;
@@ -414,11 +432,11 @@ static void test_scalable(void **state)
 }
 
 /* The grid covers every n from 10^3 to 10^8 and every rate from 10^-1 to
- * 10^-6 for all three kinds. */
+ * 10^-6 for every kind. */
 static void test_grid_coverage(void **state)
 {
     (void)state;
-    for (int kind = 0; kind < 3; kind++) {
+    for (int kind = 0; kind < COVERED_KINDS; kind++) {
         for (uint64_t n = 1000; n <= 100000000; n *= 10) {
             int found = 0;
             for (int i = 0; i < npoints; i++) {
@@ -444,6 +462,7 @@ int main(void)
         cmocka_unit_test(test_grid_coverage),
         cmocka_unit_test(test_classic),
         cmocka_unit_test(test_blocked),
+        cmocka_unit_test(test_split),
         cmocka_unit_test(test_scalable),
     };
     return cmocka_run_group_tests(tests, run_grid, NULL);

@@ -23,6 +23,10 @@ LAYER_ENTRY_SIZE = FORMAT["SK_BF_LAYER_SIZE"]
 ARRAY_ALIGN = FORMAT["SK_BF_FILE_ALIGN"]
 MAGIC = FORMAT["SK_BF_MAGIC"]
 FILE_VERSION = FORMAT["SK_BF_VERSION_FILE"]
+SPLIT_VERSION = FORMAT["SK_BF_VERSION_SPLIT"]
+# The layout byte of each layout's name.
+LAYOUT_BYTES = {"blocked": FORMAT["SK_BF_LAYOUT_BLOCKED"], "classic": FORMAT["SK_BF_LAYOUT_CLASSIC"],
+                "split": FORMAT["SK_BF_LAYOUT_SPLIT"]}
 CHUNK = 1 << FORMAT["SK_BF_CHUNK_SHIFT"]
 assert FORMAT["SK_BF_LAYER_OFF_CHECKSUM"] + 8 == LAYER_ENTRY_SIZE  # the struct layouts below
 
@@ -64,7 +68,7 @@ def create(sk, path, n, p, *options):
     assert result.stderr == b""
     fields = parse_info(result.stdout.decode())
     assert list(fields) == CREATE_FIELDS, result.stdout
-    assert fields["layout"] in ("blocked", "classic")
+    assert fields["layout"] in LAYOUT_BYTES
     fields["bits"] = int(fields["bits"])
     fields["hashes"] = int(fields["hashes"])
     fields["size"] = parse_size(fields.pop("bit arrays"))

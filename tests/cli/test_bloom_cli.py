@@ -7,7 +7,7 @@ import pytest
 
 from bloom_cli_helpers import (
     ARRAY_ALIGN, INFO_FIELDS, check, count_maybe, create, fp_bound, header, info, items,
-    layer_table, new_items, bit_arrays, file_size, FILE_VERSION)
+    layer_table, new_items, bit_arrays, file_size, FILE_VERSION, SPLIT_VERSION, LAYOUT_BYTES)
 from sketch_cli_helpers import assert_one_error_line, join_lines, no_temporary_files
 
 
@@ -22,7 +22,7 @@ def filt(sk, tmp_path):
 # ---- create ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("layout", ["auto", "blocked", "classic"])
+@pytest.mark.parametrize("layout", ["auto", "blocked", "classic", "split"])
 @pytest.mark.parametrize("n,p", [(1000, 0.01), (123457, 0.001), (50, 0.5), (1000, 1e-15)])
 def test_create_prints_the_shape_it_writes(sk, tmp_path, layout, n, p):
     path = tmp_path / "new.bloom"
@@ -31,14 +31,18 @@ def test_create_prints_the_shape_it_writes(sk, tmp_path, layout, n, p):
         assert shape["layout"] == layout
     data = path.read_bytes()
     h = header(data)
-    assert h == dict(magic=b"SKBF", version=FILE_VERSION, layout=["blocked", "classic"].index(
-        shape["layout"]), hash=1, zero=0, layers=1, expansion=0, fp_rate=p)
+    split = shape["layout"] == "split"
+    assert h == dict(magic=b"SKBF", version=SPLIT_VERSION if split else FILE_VERSION,
+                     layout=LAYOUT_BYTES[shape["layout"]], hash=1, zero=0, layers=1, expansion=0,
+                     fp_rate=p)
     [layer] = layer_table(data)
     assert layer["bits"] == shape["bits"] and layer["hashes"] == shape["hashes"]
     assert layer["capacity"] == n and layer["items"] == 0 and layer["zero"] == 0
     assert layer["offset"] == ARRAY_ALIGN
-    if shape["layout"] == "blocked":
+    if shape["layout"] != "classic":
         assert shape["bits"] % 512 == 0
+    if split:
+        assert shape["hashes"] in (8, 16)
     assert shape["size"] == (shape["bits"] + 63) // 64 * 8
     # the file ends with the (empty) bit array
     assert len(data) == file_size(data) > ARRAY_ALIGN + shape["size"]
@@ -483,7 +487,8 @@ def test_check_missing_file_argument(sk):
 
 
 @pytest.mark.parametrize("layout,p", [("auto", 0.01), ("blocked", 0.01), ("classic", 0.01),
-                                      ("auto", 0.001), ("blocked", 0.1)])
+                                      ("auto", 0.001), ("blocked", 0.1), ("split", 0.01),
+                                      ("split", 1e-5)])
 def test_no_false_negatives_and_the_false_positive_rate(sk, tmp_path, layout, p):
     n = 100000
     path = tmp_path / "fp.bloom"

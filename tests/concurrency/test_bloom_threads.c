@@ -275,7 +275,8 @@ static void run_filter(sk_bloom_layout layout, int batch, unsigned nwriters, int
     sk_bloom_get_info(s.filter, &info);
     printf("# %s%s%s: %llu adds, %llu changed, count %llu; readers checked %llu completed "
            "items, missed %llu; %llu of %llu absent found\n",
-           layout == SK_BLOOM_BLOCKED ? "blocked" : "classic", batch ? " (batches)" : "",
+           layout == SK_BLOOM_BLOCKED ? "blocked" : layout == SK_BLOOM_SPLIT ? "split" : "classic",
+           batch ? " (batches)" : "",
            nwriters == 1 ? " (one writer)" : "",
            (unsigned long long)total, (unsigned long long)changed,
            (unsigned long long)info.count, (unsigned long long)checked,
@@ -364,6 +365,30 @@ static void test_classic_one_writer(void **state)
     run(SK_BLOOM_CLASSIC, 1, 1);
 }
 
+static void test_split(void **state)
+{
+    (void)state;
+    run(SK_BLOOM_SPLIT, 0, WRITERS);
+}
+
+static void test_split_batches(void **state)
+{
+    (void)state;
+    run(SK_BLOOM_SPLIT, 1, WRITERS);
+}
+
+static void test_split_one_writer(void **state)
+{
+    (void)state;
+    run(SK_BLOOM_SPLIT, 1, 1);
+}
+
+static void test_split_in_place(void **state)
+{
+    (void)state;
+    run_filter(SK_BLOOM_SPLIT, 1, WRITERS, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -375,6 +400,10 @@ int main(void)
         cmocka_unit_test(test_classic_one_writer),
         cmocka_unit_test(test_blocked_in_place),
         cmocka_unit_test(test_classic_in_place),
+        cmocka_unit_test(test_split),
+        cmocka_unit_test(test_split_batches),
+        cmocka_unit_test(test_split_one_writer),
+        cmocka_unit_test(test_split_in_place),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

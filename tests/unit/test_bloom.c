@@ -318,9 +318,10 @@ static void test_size_for_is_minimal(void **state)
 {
     (void)state;
     static const double rates[] = {0.1, 1e-2, 1e-3, 1e-4};
-    for (int layout_i = 0; layout_i < 2; layout_i++) {
+    static const sk_bloom_layout layouts[] = {SK_BLOOM_BLOCKED, SK_BLOOM_CLASSIC, SK_BLOOM_SPLIT};
+    for (int layout_i = 0; layout_i < 3; layout_i++) {
         for (size_t r = 0; r < sizeof rates / sizeof rates[0]; r++) {
-            sk_bloom_layout layout = (sk_bloom_layout)layout_i;
+            sk_bloom_layout layout = layouts[layout_i];
             uint64_t n = 20000, m;
             unsigned k;
             assert_int_equal(sk_bloom_size_for(n, rates[r], &layout, &m, &k), SK_OK);
@@ -328,8 +329,12 @@ static void test_size_for_is_minimal(void **state)
             assert_int_equal(info_of(f).bits, m);
             assert_true(sk_bloom_expected_fp_rate(f, n) <= rates[r]);
             sk_bloom_free(f);
-            uint64_t fewer = layout == SK_BLOOM_BLOCKED ? m - 512 : m - 1;
+            uint64_t fewer = layout != SK_BLOOM_CLASSIC ? m - 512 : m - 1;
+            if (layout == SK_BLOOM_SPLIT)
+                assert_true(k == 8 || k == 16);
             for (unsigned kk = k > 1 ? k - 1 : 1; kk <= k + 1; kk++) {
+                if (layout == SK_BLOOM_SPLIT && kk != 8 && kk != 16)
+                    continue; /* the lane counts there are */
                 f = new_explicit(fewer, kk, layout);
                 double rate = sk_bloom_expected_fp_rate(f, n);
                 if (!(rate > rates[r]))
@@ -439,7 +444,7 @@ static void test_size_for_rejects_bad_arguments(void **state)
         }
     }
     assert_int_equal(sk_bloom_size_for(1000, 0.01, NULL, &m, &k), SK_EINVAL);
-    layout = (sk_bloom_layout)3;
+    layout = (sk_bloom_layout)4;
     assert_int_equal(sk_bloom_size_for(1000, 0.01, &layout, &m, &k), SK_EINVAL);
     layout = (sk_bloom_layout)-1;
     assert_int_equal(sk_bloom_size_for(1000, 0.01, &layout, &m, &k), SK_EINVAL);
@@ -754,6 +759,11 @@ static void test_no_false_negatives(void **state)
         new_filter(n / 10, 0.1, SK_BLOOM_BLOCKED), /* ten times over capacity */
         new_explicit(123457, 5, SK_BLOOM_CLASSIC),
         new_explicit(100000, 64, SK_BLOOM_BLOCKED),
+        new_filter(n, 0.01, SK_BLOOM_SPLIT),
+        new_filter(n, 1e-5, SK_BLOOM_SPLIT), /* 16 lanes */
+        new_filter(n / 10, 0.1, SK_BLOOM_SPLIT),
+        new_explicit(100000, 16, SK_BLOOM_SPLIT),
+        new_scalable(100, 0.01, 2, SK_BLOOM_SPLIT),
         new_scalable(100, 0.01, 2, SK_BLOOM_BLOCKED),
         new_scalable(100, 0.001, 4, SK_BLOOM_CLASSIC),
         new_scalable(5000, 0.05, 1, SK_BLOOM_AUTO),
@@ -1007,8 +1017,10 @@ static void test_hash_u64_meets_the_rate(void **state)
 {
     (void)state;
     enum { N = 1000000, ABSENT = 2000000 };
-    for (int layout = SK_BLOOM_BLOCKED; layout <= SK_BLOOM_CLASSIC; layout++) {
-        sk_bloom *f = new_filter(N, 0.01, (sk_bloom_layout)layout);
+    static const sk_bloom_layout layouts[] = {SK_BLOOM_BLOCKED, SK_BLOOM_CLASSIC, SK_BLOOM_SPLIT};
+    for (int layout_i = 0; layout_i < 3; layout_i++) {
+        sk_bloom_layout layout = layouts[layout_i];
+        sk_bloom *f = new_filter(N, 0.01, layout);
         uint64_t seed = 5;
         for (uint64_t i = 0; i < N; i++)
             assert_true(sk_bloom_add_hash(f, sk_bloom_hash_u64(splitmix64(&seed))) >= 0);
@@ -1049,10 +1061,11 @@ static void test_batch_matches_single(void **state)
     /* writers 0: both filters take any number of writers; 1: the batch
      * filter is set to one writer; 2: the single-add filter is. The plain
      * stores of one writer must set exactly the bits locked ORs set.
-     * Scalable filters (kinds 3, 4) always have one writer. */
-    for (int run = 0; run < 15; run++) {
-        int kind = run % 5, writers = run / 5;
-        if (writers != 0 && kind >= 3)
+     * Scalable filters (kinds 3, 4, 7) always have one writer; kind 6 is
+     * split with 16 lanes. */
+    for (int run = 0; run < 24; run++) {
+        int kind = run % 8, writers = run / 8;
+        if (writers != 0 && (kind == 3 || kind == 4 || kind == 7))
             continue;
         sk_bloom *a, *b;
         switch (kind) {
@@ -1060,7 +1073,10 @@ static void test_batch_matches_single(void **state)
         case 1: a = new_filter(N, 0.01, SK_BLOOM_CLASSIC); b = new_filter(N, 0.01, SK_BLOOM_CLASSIC); break;
         case 2: a = new_filter(N / 8, 0.1, SK_BLOOM_CLASSIC); b = new_filter(N / 8, 0.1, SK_BLOOM_CLASSIC); break;
         case 3: a = new_scalable(100, 0.01, 2, SK_BLOOM_BLOCKED); b = new_scalable(100, 0.01, 2, SK_BLOOM_BLOCKED); break;
-        default: a = new_scalable(100, 0.01, 3, SK_BLOOM_CLASSIC); b = new_scalable(100, 0.01, 3, SK_BLOOM_CLASSIC); break;
+        case 4: a = new_scalable(100, 0.01, 3, SK_BLOOM_CLASSIC); b = new_scalable(100, 0.01, 3, SK_BLOOM_CLASSIC); break;
+        case 5: a = new_filter(N, 0.01, SK_BLOOM_SPLIT); b = new_filter(N, 0.01, SK_BLOOM_SPLIT); break;
+        case 6: a = new_filter(N / 8, 1e-5, SK_BLOOM_SPLIT); b = new_filter(N / 8, 1e-5, SK_BLOOM_SPLIT); break;
+        default: a = new_scalable(100, 0.01, 2, SK_BLOOM_SPLIT); b = new_scalable(100, 0.01, 2, SK_BLOOM_SPLIT); break;
         }
         sk_bloom_set_single_writer(writers == 2 ? a : b, writers != 0);
         /* In uneven chunks, so that batches start anywhere. */
@@ -1470,7 +1486,7 @@ static void assert_same_answers(const sk_bloom *f, const sk_bloom *g, uint64_t a
 static void test_save_open_round_trip(void **state)
 {
     (void)state;
-    for (int kind = 0; kind < 7; kind++) {
+    for (int kind = 0; kind < 9; kind++) {
         sk_bloom *f;
         uint64_t n = 50000;
         switch (kind) {
@@ -1480,6 +1496,8 @@ static void test_save_open_round_trip(void **state)
         case 3: f = new_scalable(500, 1e-4, 3, SK_BLOOM_CLASSIC); break;
         case 4: f = new_explicit(300007, 5, SK_BLOOM_CLASSIC); break; /* bits % 64 != 0 */
         case 5: f = new_explicit(300000, 9, SK_BLOOM_BLOCKED); break;
+        case 6: f = new_filter(n, 0.01, SK_BLOOM_SPLIT); break;
+        case 7: f = new_scalable(1000, 1e-4, 2, SK_BLOOM_SPLIT); break;
         default: f = new_filter(10, 0.01, SK_BLOOM_CLASSIC); n = 10; break; /* < 1 page */
         }
         add_range(f, 0, n);
@@ -1495,9 +1513,10 @@ static void test_save_open_round_trip(void **state)
         size_t len;
         uint8_t *bytes = read_whole(p, &len);
         assert_memory_equal(bytes, "SKBF", 4);
-        assert_int_equal(bytes[4], SK_BF_VERSION_FILE);
+        int split = info.layout == SK_BLOOM_SPLIT;
+        assert_int_equal(bytes[4], split ? SK_BF_VERSION_SPLIT : SK_BF_VERSION_FILE);
         assert_int_equal(bytes[SK_BF_OFF_CHUNK_SHIFT], SK_BF_CHUNK_SHIFT);
-        assert_int_equal(bytes[5], info.layout);
+        assert_int_equal(bytes[5], split ? SK_BF_LAYOUT_SPLIT : info.layout);
         assert_int_equal(sk_load_le32(bytes + SK_BF_OFF_LAYERS), info.layers);
         assert_int_equal(sk_load_le32(bytes + SK_BF_OFF_EXPANSION), info.expansion);
         uint64_t end = 0;
@@ -1843,7 +1862,7 @@ static void test_dump_round_trip(void **state)
 {
     (void)state;
     uint64_t seed = 5;
-    for (int kind = 0; kind < 5; kind++) {
+    for (int kind = 0; kind < 7; kind++) {
         sk_bloom *f;
         uint64_t n = 30000;
         switch (kind) {
@@ -1851,6 +1870,8 @@ static void test_dump_round_trip(void **state)
         case 1: f = new_filter(n, 0.01, SK_BLOOM_BLOCKED); break;
         case 2: f = new_scalable(500, 0.01, 2, SK_BLOOM_BLOCKED); break;
         case 3: f = new_scalable(500, 0.001, 3, SK_BLOOM_CLASSIC); break;
+        case 4: f = new_filter(n, 0.01, SK_BLOOM_SPLIT); break;
+        case 5: f = new_scalable(500, 0.01, 2, SK_BLOOM_SPLIT); break;
         default: f = new_explicit(100003, 5, SK_BLOOM_CLASSIC); break;
         }
         add_range(f, 0, n);
@@ -2128,8 +2149,10 @@ static int damage_ok(size_t off, int rc)
 {
     if (off < 4)
         return rc == SK_EFORMAT;
+    /* A version unknown, or one whose rules the rest breaks (version 3 is
+     * for the split layout alone). */
     if (off == 4)
-        return rc == SK_EVERSION;
+        return rc == SK_EVERSION || rc == SK_ECORRUPT;
     /* More layers than the bytes hold a table for: the table is cut short. */
     if (off >= SK_BF_OFF_LAYERS && off < SK_BF_OFF_LAYERS + 4 && rc == SK_ETRUNCATED)
         return 1;
@@ -2343,7 +2366,9 @@ static void test_open_errors(void **state)
             continue;
         bytes[4] = (uint8_t)v;
         fix_checksum(bytes);
-        assert_int_equal(open_bytes(bytes, len, 0, NULL), SK_EVERSION);
+        /* Version 3 is known, and only for the split layout. */
+        assert_int_equal(open_bytes(bytes, len, 0, NULL),
+                         v == SK_BF_VERSION_SPLIT ? SK_ECORRUPT : SK_EVERSION);
     }
     /* A file of version 1 has no chunk sums: a version 2 file called
      * version 1 is corrupt. */
