@@ -1,11 +1,12 @@
 /*
- * bloom_bench.c: the Bloom filters of libsketch (blocked and classic
- * layouts) against libbloom (Jyri J. Virkki's, as packaged by Debian in
+ * bloom_bench.c: the Bloom filters of libsketch (blocked, classic and
+ * split layouts) against libbloom (Jyri J. Virkki's, as packaged by Debian in
  * libbloom-dev), at tens and hundreds of millions of items.
  *
  * For each item count n (default 10M and 100M) and rate p (default 0.01)
- * three filters are built: libbloom's bloom_init(n, p), and sk_bloom_new(n,
- * p) with SK_BLOOM_BLOCKED and with SK_BLOOM_CLASSIC. Timed, per filter:
+ * four filters are built: libbloom's bloom_init(n, p), and sk_bloom_new(n,
+ * p) with SK_BLOOM_BLOCKED, SK_BLOOM_CLASSIC and SK_BLOOM_SPLIT. Timed, per
+ * filter:
  *
  *   add             n items one at a time (bloom_add / sk_bloom_add), into
  *                   a filter cleared (untimed) before the run
@@ -21,11 +22,16 @@
  *   present, batch  sketch only: the same with sk_bloom_contains_batch
  *   absent          A items never added (default 10M), one at a time
  *   absent, batch   sketch only
+ *   present, by hash; absent, by hash; present, hash bB; absent, hash bB
+ *                   sketch only: the same queries by the items' hashes
+ *                   (sk_bloom_contains_hash and its batch form), computed
+ *                   with sk_bloom_hash_bytes before the rows and not timed,
+ *                   as for a caller that hashes once and keeps the hash
  *
- * Items are 16-byte random keys (splitmix64, fixed seeds), generated before
- * any timing and held once: n_max x 16 bytes for the added items (1.6 GB at
- * 100M) and A x 16 bytes for the absent ones. The present queries read the
- * same array after it has been shuffled in place (Fisher-Yates), so they go
+ * Items are 16-byte random keys (8 with -k 8; splitmix64, fixed seeds),
+ * generated before any timing and held once: n_max keys for the added
+ * items (1.6 GB at 100M of 16 bytes) and A for the absent ones, and as
+ * many 16-byte hashes. The present queries read the same array after it has been shuffled in place (Fisher-Yates), so they go
  * through it sequentially while their filter accesses follow no order of
  * the adds. Batch rows fill their arrays of B pointers as they go; that cost
  * is part of what they measure, as it would be for a caller.
@@ -51,7 +57,7 @@
  * "floor t0/4K" with prefetcht0 and D = 32 on 4 KB pages, "floor t2/2M"
  * with prefetcht2 and D = 64 on 2 MB pages (madvise MADV_HUGEPAGE). Its add
  * sets a bit of the line's first word, its queries read that word. A third
- * table gives each batched row of sketch blocked over the faster floor of
+ * table gives each row of sketch blocked and split over the faster floor of
  * the same operation.
  *
  * This is a benchmark, not a test: it prints the targets beside the
@@ -64,8 +70,8 @@
  * 3 sigma, and "MISSED" beyond; the z column is (measured - p) / sigma.
  *
  * Usage: bloom_bench [-n N[,N]...] [-p P] [-a ABSENT] [-b B[,B]...] [-r RUNS] [-R RUNS]
- *                    [-i IMPL[,IMPL]...]
- * (-i libbloom,blocked,classic selects the filters, e.g. to profile one.)
+ *                    [-i IMPL[,IMPL]...] [-k BYTES]
+ * (-i libbloom,blocked,classic,split selects the filters, e.g. to profile one.)
  */
 #define _GNU_SOURCE
 #include <limits.h>
@@ -84,7 +90,6 @@
 #include "sketch/bloom.h"
 
 
-#define KEY_SIZE 16
 #define MAX_NS 8
 #define MAX_BATCH 4096
 /* From this many items on: no warm-up pass, RUNS_LARGE runs per row. */
@@ -100,24 +105,28 @@ __extension__ typedef unsigned __int128 u128;
 
 /* ---- small helpers ----------------------------------------------------------- */
 
+/* Bytes per key: 16 or 8 (-k). */
+static unsigned key_size = 16;
+
 static void fill_keys(uint8_t *keys, uint64_t count, uint64_t seed)
 {
     for (uint64_t i = 0; i < count; i++) {
         uint64_t a = splitmix64(&seed), b = splitmix64(&seed);
-        memcpy(keys + i * KEY_SIZE, &a, 8);
-        memcpy(keys + i * KEY_SIZE + 8, &b, 8);
+        memcpy(keys + i * key_size, &a, 8);
+        if (key_size == 16)
+            memcpy(keys + i * key_size + 8, &b, 8);
     }
 }
 
-/* Fisher-Yates over 16-byte records, in place. */
+/* Fisher-Yates over the keys, in place. */
 static void shuffle_keys(uint8_t *keys, uint64_t count, uint64_t seed)
 {
     for (uint64_t i = count - 1; i > 0; i--) {
         uint64_t j = (uint64_t)(((u128)splitmix64(&seed) * (i + 1)) >> 64);
-        uint8_t t[KEY_SIZE];
-        memcpy(t, keys + i * KEY_SIZE, KEY_SIZE);
-        memcpy(keys + i * KEY_SIZE, keys + j * KEY_SIZE, KEY_SIZE);
-        memcpy(keys + j * KEY_SIZE, t, KEY_SIZE);
+        uint8_t t[16];
+        memcpy(t, keys + i * key_size, key_size);
+        memcpy(keys + i * key_size, keys + j * key_size, key_size);
+        memcpy(keys + j * key_size, t, key_size);
     }
 }
 
@@ -141,17 +150,24 @@ struct contender {
 
 enum op {
     OP_ADD, OP_ADD_BATCH, OP_ADD_ONE_WRITER, OP_ADD_BATCH_ONE_WRITER,
-    OP_PRESENT, OP_PRESENT_BATCH, OP_ABSENT, OP_ABSENT_BATCH, NOPS
+    OP_PRESENT, OP_PRESENT_BATCH, OP_PRESENT_HASH, OP_PRESENT_HASH_BATCH,
+    OP_ABSENT, OP_ABSENT_BATCH, OP_ABSENT_HASH, OP_ABSENT_HASH_BATCH, NOPS
 };
 
 static const char *const op_names[NOPS] = {
     "add",           "add, batch",     "add, one writer", "add, batch, 1 writer",
-    "present query", "present, batch", "absent query",    "absent, batch"};
+    "present query", "present, batch", "present, by hash", "present, hash batch",
+    "absent query",  "absent, batch",  "absent, by hash",  "absent, hash batch"};
 
 static int op_is_batch(enum op op)
 {
     return op == OP_ADD_BATCH || op == OP_ADD_BATCH_ONE_WRITER || op == OP_PRESENT_BATCH ||
-           op == OP_ABSENT_BATCH;
+           op == OP_ABSENT_BATCH || op == OP_PRESENT_HASH_BATCH || op == OP_ABSENT_HASH_BATCH;
+}
+
+static int op_is_absent(enum op op)
+{
+    return op >= OP_ABSENT;
 }
 
 static int op_is_add(enum op op)
@@ -169,9 +185,17 @@ static int op_is_sketch_only(enum op op)
 /* The libbloom operation a sketch operation is compared with. */
 static enum op op_base(enum op op)
 {
-    return op_is_add(op) ? OP_ADD : op == OP_PRESENT_BATCH ? OP_PRESENT
-                                  : op == OP_ABSENT_BATCH  ? OP_ABSENT
-                                                           : op;
+    return op_is_add(op) ? OP_ADD : op_is_absent(op) ? OP_ABSENT : OP_PRESENT;
+}
+
+/* The keys' hashes, computed before the by-hash rows and not timed: what a
+ * caller that hashes once and keeps the hash passes. */
+static sk_bloom_hash *present_hashes, *absent_hashes;
+
+static void hash_keys(sk_bloom_hash *out, const uint8_t *keys, uint64_t count)
+{
+    for (uint64_t i = 0; i < count; i++)
+        out[i] = sk_bloom_hash_bytes(keys + i * key_size, key_size);
 }
 
 /* The batch size of the row being run. */
@@ -184,7 +208,7 @@ static uint64_t lib_add(struct bloom *b, const uint8_t *keys, uint64_t count)
 {
     uint64_t added = 0;
     for (uint64_t i = 0; i < count; i++)
-        added += bloom_add(b, keys + i * KEY_SIZE, KEY_SIZE) == 0;
+        added += bloom_add(b, keys + i * key_size, key_size) == 0;
     return added;
 }
 
@@ -192,7 +216,7 @@ static uint64_t lib_check(struct bloom *b, const uint8_t *keys, uint64_t count)
 {
     uint64_t hits = 0;
     for (uint64_t i = 0; i < count; i++)
-        hits += bloom_check(b, keys + i * KEY_SIZE, KEY_SIZE) == 1;
+        hits += bloom_check(b, keys + i * key_size, key_size) == 1;
     return hits;
 }
 
@@ -200,7 +224,7 @@ static uint64_t sk_add_one(sk_bloom *f, const uint8_t *keys, uint64_t count)
 {
     uint64_t added = 0;
     for (uint64_t i = 0; i < count; i++)
-        added += sk_bloom_add(f, keys + i * KEY_SIZE, KEY_SIZE) == 1;
+        added += sk_bloom_add(f, keys + i * key_size, key_size) == 1;
     return added;
 }
 
@@ -208,7 +232,29 @@ static uint64_t sk_contains_one(const sk_bloom *f, const uint8_t *keys, uint64_t
 {
     uint64_t hits = 0;
     for (uint64_t i = 0; i < count; i++)
-        hits += (uint64_t)sk_bloom_contains(f, keys + i * KEY_SIZE, KEY_SIZE);
+        hits += (uint64_t)sk_bloom_contains(f, keys + i * key_size, key_size);
+    return hits;
+}
+
+static uint64_t sk_contains_by_hash(const sk_bloom *f, const sk_bloom_hash *h, uint64_t count)
+{
+    uint64_t hits = 0;
+    for (uint64_t i = 0; i < count; i++)
+        hits += (uint64_t)sk_bloom_contains_hash(f, h[i]);
+    return hits;
+}
+
+static uint64_t sk_contains_hash_batched(const sk_bloom *f, const sk_bloom_hash *h,
+                                         uint64_t count)
+{
+    uint8_t found[MAX_BATCH];
+    uint64_t hits = 0;
+    for (uint64_t i = 0; i < count; i += batch_size) {
+        size_t m = count - i < batch_size ? (size_t)(count - i) : batch_size;
+        sk_bloom_contains_hash_batch(f, h + i, m, found);
+        for (size_t j = 0; j < m; j++)
+            hits += found[j];
+    }
     return hits;
 }
 
@@ -218,12 +264,12 @@ static uint64_t sk_add_batched(sk_bloom *f, const uint8_t *keys, uint64_t count)
     size_t lens[MAX_BATCH];
     uint8_t added[MAX_BATCH];
     for (unsigned j = 0; j < batch_size; j++)
-        lens[j] = KEY_SIZE;
+        lens[j] = key_size;
     uint64_t total = 0;
     for (uint64_t i = 0; i < count; i += batch_size) {
         size_t m = count - i < batch_size ? (size_t)(count - i) : batch_size;
         for (size_t j = 0; j < m; j++)
-            items[j] = keys + (i + j) * KEY_SIZE;
+            items[j] = keys + (i + j) * key_size;
         if (sk_bloom_add_batch(f, items, lens, m, added) != SK_OK) {
             fprintf(stderr, "bloom_bench: sk_bloom_add_batch failed\n");
             exit(1);
@@ -240,12 +286,12 @@ static uint64_t sk_contains_batched(const sk_bloom *f, const uint8_t *keys, uint
     size_t lens[MAX_BATCH];
     uint8_t found[MAX_BATCH];
     for (unsigned j = 0; j < batch_size; j++)
-        lens[j] = KEY_SIZE;
+        lens[j] = key_size;
     uint64_t hits = 0;
     for (uint64_t i = 0; i < count; i += batch_size) {
         size_t m = count - i < batch_size ? (size_t)(count - i) : batch_size;
         for (size_t j = 0; j < m; j++)
-            items[j] = keys + (i + j) * KEY_SIZE;
+            items[j] = keys + (i + j) * key_size;
         sk_bloom_contains_batch(f, items, lens, m, found);
         for (size_t j = 0; j < m; j++)
             hits += found[j];
@@ -297,7 +343,7 @@ static uint64_t floor_pass(const struct contender *c, const uint8_t *keys, uint6
         }
         if (i < count) {
             uint64_t x;
-            memcpy(&x, keys + i * KEY_SIZE, 8);
+            memcpy(&x, keys + i * key_size, 8);
             at[slot] = c->lines + (uint64_t)(((u128)x * c->nlines) >> 64) * 8;
             if (c->huge)
                 __builtin_prefetch(at[slot], 0, 1);
@@ -362,6 +408,10 @@ static uint64_t run_pass(struct contender *c, enum op op, const uint8_t *added_k
                                      : sk_contains_one(c->sk, absent_keys, absent);
         break;
     case OP_ABSENT_BATCH: result = sk_contains_batched(c->sk, absent_keys, absent); break;
+    case OP_PRESENT_HASH: result = sk_contains_by_hash(c->sk, present_hashes, n); break;
+    case OP_ABSENT_HASH: result = sk_contains_by_hash(c->sk, absent_hashes, absent); break;
+    case OP_PRESENT_HASH_BATCH: result = sk_contains_hash_batched(c->sk, present_hashes, n); break;
+    case OP_ABSENT_HASH_BATCH: result = sk_contains_hash_batched(c->sk, absent_hashes, absent); break;
     default: break;
     }
     *ns = now_ns() - start;
@@ -421,7 +471,7 @@ static void read_first_line(const char *path, char *out, size_t cap)
 
 static void usage(void)
 {
-    fputs("Usage: bloom_bench [-n N[,N]...] [-p P] [-a ABSENT] [-b BATCH] [-r RUNS] [-R RUNS]\n"
+    fputs("Usage: bloom_bench [-n N[,N]...] [-p P] [-a ABSENT] [-b BATCH] [-r RUNS] [-R RUNS] [-k BYTES]\n"
           "  -n N,...   item counts, in increasing order (default 10000000,100000000)\n"
           "  -p P       false-positive rate the filters are sized for (default 0.01)\n"
           "  -a ABSENT  items never added, queried for the absent rows and the\n"
@@ -429,7 +479,8 @@ static void usage(void)
           "  -b B,...   items per sketch batch call, 1..4096, a row for each (default 64,1024)\n"
           "  -r RUNS    timed runs per row below 50M items, at least 3 (default 5)\n"
           "  -R RUNS    timed runs per row from 50M items on, at least 1 (default 3)\n"
-          "  -i IMPL,...  only these of libbloom, blocked, classic, floor (default: all)\n",
+          "  -i IMPL,...  only these of libbloom, blocked, classic, split, floor (default: all)\n"
+          "  -k BYTES   bytes per key, 8 or 16 (default 16)\n",
           stderr);
     exit(2);
 }
@@ -452,9 +503,9 @@ int main(int argc, char **argv)
     unsigned batches[MAX_BATCHES] = {64, 1024};
     int nbatches = 2;
     int runs_small = 5, runs_large = 3;
-    const char *impls = "libbloom,blocked,classic,floor";
+    const char *impls = "libbloom,blocked,classic,split,floor";
     int c;
-    while ((c = getopt(argc, argv, "n:p:a:b:r:R:i:h")) != -1) {
+    while ((c = getopt(argc, argv, "n:p:a:b:r:R:i:k:h")) != -1) {
         switch (c) {
         case 'n': {
             nn = 0;
@@ -490,6 +541,11 @@ int main(int argc, char **argv)
         case 'r': runs_small = atoi(optarg); break;
         case 'R': runs_large = atoi(optarg); break;
         case 'i': impls = optarg; break;
+        case 'k':
+            key_size = (unsigned)atoi(optarg);
+            if (key_size != 8 && key_size != 16)
+                usage();
+            break;
         default: usage();
         }
     }
@@ -531,7 +587,7 @@ int main(int argc, char **argv)
     printf("Inputs:    random %d-byte keys (splitmix64): n added (held once, %.2f GB at\n"
            "           n = %llu), %llu never added; present queries go over the added keys\n"
            "           shuffled in place; sketch batches of %s items; p = %g\n",
-           KEY_SIZE, (double)n_max * KEY_SIZE / 1e9, (unsigned long long)n_max,
+           key_size, (double)n_max * key_size / 1e9, (unsigned long long)n_max,
            (unsigned long long)absent, batch_list, p);
     printf("Targets:   at n = %llu: every sketch add and query >= %.0fx libbloom's throughput\n"
            "           (same operation), <= %.0f ns per query in batches, measured FP rate <= p\n\n",
@@ -540,8 +596,10 @@ int main(int argc, char **argv)
 
     /* ---- inputs, before any timing ---- */
     double t0 = now_ns();
-    uint8_t *keys = xmalloc((size_t)n_max * KEY_SIZE);
-    uint8_t *absent_keys = xmalloc((size_t)absent * KEY_SIZE);
+    uint8_t *keys = xmalloc((size_t)n_max * key_size);
+    uint8_t *absent_keys = xmalloc((size_t)absent * key_size);
+    present_hashes = xmalloc((size_t)n_max * sizeof *present_hashes);
+    absent_hashes = xmalloc((size_t)absent * sizeof *absent_hashes);
     fill_keys(keys, n_max, UINT64_C(0x5eed0b100f000001));
     fill_keys(absent_keys, absent, UINT64_C(0xab5e47000000d1ff));
     fprintf(stderr, "bloom_bench: generated %llu + %llu keys in %.1f s\n",
@@ -549,19 +607,20 @@ int main(int argc, char **argv)
 
     /* Let the CPU leave any low-power state. */
     for (double start = now_ns(); now_ns() - start < 300e6;)
-        sink += keys[(uint64_t)sink % n_max * KEY_SIZE];
+        sink += keys[(uint64_t)sink % n_max * key_size];
 
-    struct contender contenders[5] = {
+    struct contender contenders[6] = {
         {.name = "floor t0/4K", .kind = FLOOR},
         {.name = "floor t2/2M", .kind = FLOOR, .huge = 1},
         {.name = "libbloom", .kind = LIBBLOOM, .layout = SK_BLOOM_CLASSIC},
         {.name = "sketch blocked", .kind = SKETCH, .layout = SK_BLOOM_BLOCKED},
         {.name = "sketch classic", .kind = SKETCH, .layout = SK_BLOOM_CLASSIC},
+        {.name = "sketch split", .kind = SKETCH, .layout = SK_BLOOM_SPLIT},
     };
-    const int ncont = 5;
+    const int ncont = 6;
     {
-        static const char *const impl_names[5] = {"floor", "floor", "libbloom", "blocked",
-                                                  "classic"};
+        static const char *const impl_names[6] = {"floor", "floor", "libbloom", "blocked",
+                                                  "classic", "split"};
         char *copy = strdup(impls), *save = NULL;
         for (char *tok = strtok_r(copy, ",", &save); tok != NULL;
              tok = strtok_r(NULL, ",", &save)) {
@@ -582,7 +641,7 @@ int main(int argc, char **argv)
         double memory, measured, expected;
         uint64_t fp_hits;
         int batch_disagrees, skipped;
-    } shapes[MAX_NS * 3];
+    } shapes[MAX_NS * 4];
     int nshapes = 0;
 
     printf("%-10s %-15s %-20s %4s %9s %9s %9s %8s %10s %-17s %s\n", "n", "implementation",
@@ -637,7 +696,7 @@ int main(int argc, char **argv)
         }
 
         /* Rows, in print order: the batch operations once per batch size. */
-        struct row rows[5 * (NOPS + 4 * MAX_BATCHES)];
+        struct row rows[6 * (NOPS + 4 * MAX_BATCHES)];
         int nrows = 0;
         for (int k = 0; k < ncont; k++) {
             if (contenders[k].skipped)
@@ -656,9 +715,11 @@ int main(int argc, char **argv)
                     case OP_ADD_BATCH_ONE_WRITER: snprintf(r->name, sizeof r->name, "add, b%u, 1 writer", r->batch); break;
                     case OP_PRESENT_BATCH: snprintf(r->name, sizeof r->name, "present, batch %u", r->batch); break;
                     case OP_ABSENT_BATCH: snprintf(r->name, sizeof r->name, "absent, batch %u", r->batch); break;
+                    case OP_PRESENT_HASH_BATCH: snprintf(r->name, sizeof r->name, "present, hash b%u", r->batch); break;
+                    case OP_ABSENT_HASH_BATCH: snprintf(r->name, sizeof r->name, "absent, hash b%u", r->batch); break;
                     default: snprintf(r->name, sizeof r->name, "%s", op_names[op]); break;
                     }
-                    r->ops = op == OP_ABSENT || op == OP_ABSENT_BATCH ? absent : n;
+                    r->ops = op_is_absent((enum op)op) ? absent : n;
                     r->times = xmalloc((size_t)runs * sizeof *r->times);
                     r->cpu = xmalloc((size_t)runs * sizeof *r->cpu);
                 }
@@ -672,7 +733,9 @@ int main(int argc, char **argv)
             if (phase == 1) {
                 double s0 = now_ns();
                 shuffle_keys(keys, n, UINT64_C(0x5407f1e) + (uint64_t)ni);
-                fprintf(stderr, "bloom_bench: n = %llu: shuffled the keys in %.1f s\n",
+                hash_keys(present_hashes, keys, n);
+                hash_keys(absent_hashes, absent_keys, absent);
+                fprintf(stderr, "bloom_bench: n = %llu: shuffled and hashed the keys in %.1f s\n",
                         (unsigned long long)n, (now_ns() - s0) / 1e9);
             }
             for (int run = warmup ? -1 : 0; run < runs; run++) {
@@ -710,7 +773,8 @@ int main(int argc, char **argv)
                 snprintf(speedup, sizeof speedup, "%.2fx", ratio);
             }
             if (r->c->kind == SKETCH && n == TARGET_N) {
-                int batch_query = r->op == OP_PRESENT_BATCH || r->op == OP_ABSENT_BATCH;
+                int batch_query = r->op == OP_PRESENT_BATCH || r->op == OP_ABSENT_BATCH ||
+                                  r->op == OP_PRESENT_HASH_BATCH || r->op == OP_ABSENT_HASH_BATCH;
                 int ok_speed = base != NULL && ratio >= TARGET_SPEEDUP;
                 int ok_ns = !batch_query || r->median <= TARGET_BATCH_NS;
                 if (batch_query)
@@ -730,11 +794,12 @@ int main(int argc, char **argv)
                    r->min, r->cpu_median, 1e3 / r->median, speedup, target, verdict,
                    r->inconsistent ? " (runs gave different counts!)" : "");
         }
-        /* Against the floor: each sketch blocked row over the faster floor of
-         * its operation (indented, so that report.sh's parser skips it). */
+        /* Against the floor: each sketch blocked and split row over the
+         * faster floor of its operation (indented, so that report.sh's
+         * parser skips it). */
         for (int i = 0; i < nrows; i++) {
             const struct row *r = &rows[i];
-            if (r->c->kind != SKETCH || r->c->layout != SK_BLOOM_BLOCKED)
+            if (r->c->kind != SKETCH || r->c->layout == SK_BLOOM_CLASSIC)
                 continue;
             const struct row *best = NULL;
             for (int j = 0; j < nrows; j++)
@@ -742,8 +807,8 @@ int main(int argc, char **argv)
                     (best == NULL || rows[j].median < best->median))
                     best = &rows[j];
             if (best != NULL)
-                printf("  n = %llu, sketch blocked %-20s %7.2f ns: %5.2fx the floor (%s, %.2f ns)\n",
-                       (unsigned long long)n, r->name, r->median,
+                printf("  n = %llu, %-14s %-20s %7.2f ns: %5.2fx the floor (%s, %.2f ns)\n",
+                       (unsigned long long)n, r->c->name, r->name, r->median,
                        r->median / best->median, best->c->name, best->median);
         }
         printf("\n");
@@ -779,6 +844,14 @@ int main(int argc, char **argv)
                     have_batch = 1;
                 }
             }
+            /* Queries by hash answer exactly as queries by item. */
+            for (int i = 0; i < nrows; i++)
+                if (rows[i].c == ct &&
+                    (((rows[i].op == OP_ABSENT_HASH || rows[i].op == OP_ABSENT_HASH_BATCH) &&
+                      rows[i].result != absent_hits) ||
+                     ((rows[i].op == OP_PRESENT_HASH || rows[i].op == OP_PRESENT_HASH_BATCH) &&
+                      rows[i].result != present_hits)))
+                    batch_sizes_disagree = 1;
             s->false_negatives = n - present_hits;
             s->fp_hits = absent_hits;
             s->measured = (double)absent_hits / (double)absent;
@@ -796,7 +869,9 @@ int main(int argc, char **argv)
                 sk_bloom_info info;
                 sk_bloom_get_info(ct->sk, &info);
                 snprintf(s->layout, sizeof s->layout, "%s",
-                         info.layout == SK_BLOOM_BLOCKED ? "blocked" : "classic");
+                         info.layout == SK_BLOOM_BLOCKED ? "blocked"
+                         : info.layout == SK_BLOOM_SPLIT ? "split"
+                                                         : "classic");
                 s->bits = info.bits;
                 s->hashes = info.hashes;
                 s->memory = (double)info.memory;
@@ -846,5 +921,7 @@ int main(int argc, char **argv)
            -log(p) / (LN2 * LN2), p);
     free(keys);
     free(absent_keys);
+    free(present_hashes);
+    free(absent_hashes);
     return 0;
 }

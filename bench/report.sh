@@ -11,7 +11,7 @@
 # Sections, in the order they run, and their sizes (full / quick):
 #   hll      bench/hll_bench: add, count and merge of the library, medians of
 #            9 / 7 runs
-#   bloom    bench/bloom_bench against libbloom: n = 10M,100M / 1M,4M items,
+#   bloom    bench/bloom_bench against libbloom: 8-byte keys, n = 10M,100M / 1M,4M items,
 #            10M / 1M absent queries; medians of 5 runs (3 from 50M items on) /
 #            3 runs (1)
 #   count    bench/count_bench.sh: sketch count against wc -l, sort -u, awk and
@@ -190,7 +190,7 @@ fi
 if want bloom; then
     if [[ -x $build/bench/bloom_bench ]]; then
         run_section bloom "$build/bench/bloom_bench" -n "$bloom_ns" -a "$bloom_absent" \
-            -r "$bloom_runs" -R "$bloom_runs_large"
+            -r "$bloom_runs" -R "$bloom_runs_large" -k 8
     else
         skip bloom "libbloom is not installed (Debian: libbloom-dev), so bloom_bench was not built"
     fi
@@ -265,9 +265,10 @@ summary=$(
                  op = substr($0, 28, 20); sub(/ +$/, "", op)
                  split(substr($0, 49), f, " ")
                  if (impl == "libbloom") { lib[$1, op] = f[2]; next }
-                 if (impl != "sketch blocked") next
+                 if (impl != "sketch blocked" && impl != "sketch split") next
+                 if (op ~ /64/) next # the summary keeps batches of 1024
                  base = op ~ /^add/ ? "add" : op ~ /^present/ ? "present query" : "absent query"
-                 printf "| Bloom filter, n = %s | sketch blocked: %s, against libbloom (bloom_bench) | %s ns | %s ns | **%s** |\n", $1, op, f[2], lib[$1, base], f[6]
+                 printf "| Bloom filter, n = %s | %s: %s, against libbloom (bloom_bench) | %s ns | %s ns | **%s** |\n", $1, impl, op, f[2], lib[$1, base], f[6]
              }
              fp {
                  split(substr($0, 28), g, " ")
@@ -388,7 +389,7 @@ mkdir -p "$(dirname "$report")"
     echo "| section | sizes | status |"
     echo "|---|---|---|"
     want hll && echo "| hll | hll_bench -r $hll_runs (medians of $hll_runs runs) | ${status[hll]:-} |"
-    want bloom && echo "| bloom | bloom_bench -n $bloom_ns -a $bloom_absent -r $bloom_runs -R $bloom_runs_large | ${status[bloom]:-} |"
+    want bloom && echo "| bloom | bloom_bench -n $bloom_ns -a $bloom_absent -r $bloom_runs -R $bloom_runs_large -k 8 | ${status[bloom]:-} |"
     want count && echo "| count | count_bench.sh: $count_lines lines, $count_distinct distinct; RUNS=$count_runs, SLOW_RUNS=$count_slow | ${status[count]:-} |"
     want bloomcli && echo "| bloomcli | bloom_cli_bench.sh: BENCH_ITEMS=$cli_items, RUNS=$cli_runs | ${status[bloomcli]:-} |"
     want module && echo "| module | module_bench.sh: REQUESTS=$module_requests, ROUNDS=$module_rounds, SET_ITEMS=$module_set | ${status[module]:-} |"
@@ -407,7 +408,7 @@ mkdir -p "$(dirname "$report")"
     section_md hll "HyperLogLog library: bench/hll_bench" \
         "Micro-benchmarks of the library's hot paths, single thread."
     section_md bloom "Bloom filters against libbloom: bench/bloom_bench" \
-        "The library's blocked and classic filters against Debian's libbloom, 16-byte keys, p = 1%, one thread. \`x libbloom\` is libbloom's median time over sketch's."
+        "The library's blocked, classic and split filters against Debian's libbloom and against the floor (one random 64-byte line per item), 8-byte keys, p = 1%, one thread. \`x libbloom\` is libbloom's median time over sketch's; the indented lines give each blocked and split row over the faster floor of its operation."
     section_md count "Counting distinct lines: bench/count_bench.sh" \
         "\`sketch count\` against \`wc -l\` (the cost of reading the file), \`sort -u\`, \`awk\` and Redis, on one generated file whose number of distinct lines is known."
     section_md bloomcli "Bloom filter commands against DCSO's bloom: bench/bloom_cli_bench.sh" \
