@@ -11,16 +11,19 @@
 #include <string.h>
 
 #include "commands.h"
+#include "count_groups.h"
 #include "fields.h"
 #include "file_lock.h"
 #include "lines.h"
 #include "report.h"
+#include "timestamps.h"
 #include "util.h"
 
 static const char count_usage[] =
     "Usage: sketch count [OPTION]... [FILE]...\n"
     "Print the estimated number of distinct lines of the FILEs (or standard\n"
-    "input; '-' is standard input) as a bare integer.\n"
+    "input; '-' is standard input) as a bare integer; with --by or --time, a\n"
+    "count per group or time window, one per line (group, tab, count).\n"
     "\n"
     "  -p, --precision P   HyperLogLog precision, 4..18 (default 14: 2^14\n"
     "                      registers, 0.81% standard error, 12 KB saved)\n"
@@ -36,6 +39,19 @@ static const char count_usage[] =
     "                      instead of the bare count\n"
     "      --per-file      a count per FILE (count, tab, name), then the total, as\n"
     "                      wc prints them\n"
+    "      --by FIELDS     a count per group: the lines whose FIELDS (numbers from 1,\n"
+    "                      separated by commas) are equal; -f is what is counted\n"
+    "      --time N        with --every: a count per time window of the time in\n"
+    "                      field N: epoch seconds or milliseconds, ISO 8601 or a log\n"
+    "                      time ([10/Oct/2000:13:55:36 -0700], whose zone may be in\n"
+    "                      field N+1); windows print as ISO 8601 UTC, before the group\n"
+    "      --every D       the window length: a number and s, m, h or d (1m, 1d)\n"
+    "      --sort S        group (default: by window, then group, bytewise) or count\n"
+    "                      (by window, then count, largest first)\n"
+    "      --top K         only the K largest counts (of each window); sorted by\n"
+    "                      count unless --sort group\n"
+    "      --csv           print CSV with a header line (window, fieldN..., count)\n"
+    "                      instead of tabs; --json prints a JSON array\n"
     "      --raw           read gzip, zstd or xz input as it is, not decompressed\n"
     "      --no-wait       fail (exit 2) instead of waiting while another command\n"
     "                      writes the -o FILE\n"
@@ -44,8 +60,10 @@ static const char count_usage[] =
     "A line is every byte up to a newline; bytes are compared exactly. gzip,\n"
     "zstd and xz input (FILEs and standard input) is recognized by its first\n"
     "bytes and decompressed as it is read.\n"
-    "Example:\n"
+    "Examples:\n"
     "  sketch count -f 1 -d ' ' access.log.1 access.log.2.gz   # distinct clients\n"
+    "  sketch count -d ' ' -f 1 --by 7 access.log     # distinct clients per path\n"
+    "  sketch count -d ' ' -f 1 --time 4 --every 1m access.log   # ... per minute\n"
     "Exit status: 0 on success, 2 on bad usage or unreadable input.\n";
 
 struct count_options {
@@ -97,7 +115,11 @@ static int count_lines(void *ctx, const char *data, size_t len)
 struct count_cli {
     struct count_options opt;
     const char *output;
-    int threads, verbose, json, per_file;
+    int threads, verbose, json, per_file, csv;
+    struct group_options groups;
+    int grouped; /* --by or --time */
+    int64_t every;
+    int sort_given;
 };
 
 static void count_option(void *ctx, int c, const char *value, const char *long_name)
@@ -114,6 +136,31 @@ static void count_option(void *ctx, int c, const char *value, const char *long_n
     case 'P': cli->per_file = 1; break;
     case 'j': cli->threads = (int)parse_uint(value, "threads", 1, 256); break;
     case 'v': cli->verbose = 1; break;
+    case 'B':
+        parse_by_fields(value, &cli->groups);
+        cli->grouped = 1;
+        break;
+    case 'T':
+        cli->groups.time_field = (unsigned)parse_uint(value, "time field", 1, 1u << 20);
+        cli->grouped = 1;
+        break;
+    case 'E':
+        cli->every = parse_duration(value);
+        if (cli->every == 0)
+            die_usage("count", "--every takes a number and s, m, h or d (30s, 1m, 1h, 1d), not "
+                               "'%s'", value);
+        break;
+    case 'S':
+        if (strcmp(value, "group") == 0)
+            cli->groups.sort = SORT_GROUP;
+        else if (strcmp(value, "count") == 0)
+            cli->groups.sort = SORT_COUNT;
+        else
+            die_usage("count", "--sort is 'group' or 'count', not '%s'", value);
+        cli->sort_given = 1;
+        break;
+    case 'K': cli->groups.top = parse_uint(value, "top", 1, UINT64_C(1) << 40); break;
+    case 'C': cli->csv = 1; break;
     }
 }
 
@@ -166,15 +213,31 @@ int cmd_count(int argc, char **argv)
         {"json", no_argument, NULL, 'J'},
         {"per-file", no_argument, NULL, 'P'},
         {"no-wait", no_argument, NULL, 'W'},
+        {"by", required_argument, NULL, 'B'},
+        {"time", required_argument, NULL, 'T'},
+        {"every", required_argument, NULL, 'E'},
+        {"sort", required_argument, NULL, 'S'},
+        {"top", required_argument, NULL, 'K'},
+        {"csv", no_argument, NULL, 'C'},
         {"raw", no_argument, NULL, 'R'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, OPTION_VERSION},
         {NULL, 0, NULL, 0}};
-    struct count_cli cli = {{SK_HLL_DEFAULT_PRECISION, {0, '\t', 0}}, NULL, 0, 0, 0, 0};
-    const struct cli_spec spec = {"count", count_usage, ":p:f:d:wo:j:vhWRJP", longopts};
+    struct count_cli cli = {.opt = {SK_HLL_DEFAULT_PRECISION, {0, '\t', 0}}};
+    const struct cli_spec spec = {"count", count_usage, ":p:f:d:wo:j:vhWRJPB:T:E:S:K:C", longopts};
     int operands = parse_options(&spec, argc, argv, count_option, &cli);
     if (cli.per_file && cli.json)
         die_usage("count", "--per-file prints a line per file, --json one object: not both");
+    if ((cli.groups.time_field != 0) != (cli.every != 0))
+        die_usage("count", "--time and --every go together");
+    if (!cli.grouped && (cli.sort_given || cli.groups.top != 0 || cli.csv))
+        die_usage("count", "--sort, --top and --csv apply to --by and --time");
+    if (cli.grouped && (cli.per_file || cli.output != NULL))
+        die_usage("count", "--by and --time print a count per group: %s",
+                  cli.per_file ? "not with --per-file"
+                               : "saving the groups' sketches (-o) is not supported yet");
+    if (cli.csv && cli.json)
+        die_usage("count", "--csv or --json: not both");
     struct count_options opt = cli.opt;
     const char *output = cli.output;
     int threads = cli.threads, verbose = cli.verbose;
@@ -188,6 +251,19 @@ int cmd_count(int argc, char **argv)
     progress_init(&progress, total, 256u << 20);
     if (inputs_interactive(inputs, input_count))
         progress.enabled = 0;
+    if (cli.grouped) {
+        struct group_options g = cli.groups;
+        g.precision = opt.precision;
+        g.split = opt.fields;
+        g.every = cli.every;
+        g.format = cli.csv ? FORMAT_CSV : cli.json ? FORMAT_JSON : FORMAT_TEXT;
+        g.verbose = verbose;
+        if (g.top != 0 && !cli.sort_given)
+            g.sort = SORT_COUNT;
+        int status = count_groups(inputs, input_count, threads, &g, &progress);
+        inputs_close(inputs, input_count);
+        return status;
+    }
 
     uint64_t lines = 0, skipped = 0;
     sk_hll *all;

@@ -7,6 +7,7 @@
 
 #include "sketch/core.h"
 #include "sketch/hll.h"
+#include "sketch/hll_map.h"
 #include "sketch/bloom.h"
 
 #endif

@@ -20,7 +20,7 @@ const char *sk_strerror(int status)
     case SK_ENOSPACE: return "output buffer too small";
     case SK_EINCOMPAT: return "operation not possible for this sketch";
     case SK_EIO: return "input/output error";
-    case SK_EFULL: return "the filter cannot grow: its next layer would be past the limits";
+    case SK_EFULL: return "it cannot grow: its next layer or group would be past the limits";
     case SK_ETOOLARGE: return "larger than the library's limits";
     case SK_EBUDGET: return "more memory than the filter's budget";
     }

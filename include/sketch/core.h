@@ -56,7 +56,7 @@ enum sk_status {
     SK_ENOSPACE = -8,   /* the output buffer is too small */
     SK_EINCOMPAT = -9,  /* the operation does not apply to this sketch */
     SK_EIO = -10,       /* a system call failed; errno says why */
-    SK_EFULL = -11,     /* a scalable filter cannot grow: its next layer is past the limits */
+    SK_EFULL = -11,     /* it cannot grow: a scalable filter's next layer, a map's next group, is past the limits */
     SK_ETOOLARGE = -12, /* the size asked for is past a limit (SK_BLOOM_MAX_BITS, ...) */
     SK_EBUDGET = -13    /* the memory budget given at creation does not allow it */
 };

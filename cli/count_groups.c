@@ -1,0 +1,469 @@
+/*
+ * count_groups.c: a distinct count per group and per time window (see
+ * count_groups.h), each group's HyperLogLog kept by the library's
+ * sk_hll_map, which starts every group small.
+ *
+ * Each reading thread keeps a map of its own; the maps are merged at the
+ * end. A group's key is the window's start, when there are windows, as 8
+ * bytes in an order memcmp sorts by time (big-endian, sign bit flipped),
+ * followed by the --by fields joined by the delimiter, which no field can
+ * contain, so that two different groups never share a key.
+ */
+#define _GNU_SOURCE
+#include "count_groups.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sketch.h"
+#include "timestamps.h"
+#include "util.h"
+
+#define WINDOW_BYTES 8
+#define BAD_SAMPLE 60
+/* Lines handed to sk_hll_map_add_batch at once. */
+#define BATCH 256
+
+struct group_worker {
+    const struct group_options *o;
+    sk_hll_map *map;
+    unsigned need; /* fields a line is split into */
+    const char **at;
+    size_t *lens;
+    char *key; /* the keys of the pending lines, one after another */
+    size_t key_used, key_cap;
+    size_t pending;
+    size_t key_at[BATCH], key_lens[BATCH], item_lens[BATCH];
+    const void *items[BATCH];
+    uint64_t lines, missing, bad_time;
+    char bad_sample[BAD_SAMPLE + 1];
+    int error; /* a status of the library */
+};
+
+/* The fields 1..n of a line, or fewer if it has fewer: their number. */
+static unsigned split_line(const struct field_spec *fs, const char *line, size_t len,
+                           unsigned n, const char **at, size_t *lens)
+{
+    const char *p = line, *end = line + len;
+    unsigned i = 0;
+    if (fs->whitespace) {
+        while (i < n) {
+            while (p < end && is_blank(*p))
+                p++;
+            if (p == end)
+                break;
+            const char *q = p;
+            while (q < end && !is_blank(*q))
+                q++;
+            at[i] = p;
+            lens[i++] = (size_t)(q - p);
+            p = q;
+        }
+        return i;
+    }
+    while (i < n) {
+        const char *d = memchr(p, fs->delimiter, (size_t)(end - p));
+        at[i] = p;
+        lens[i++] = (size_t)((d != NULL ? d : end) - p);
+        if (d == NULL)
+            break;
+        p = d + 1;
+    }
+    return i;
+}
+
+/* The highest field a line must be split up to. */
+static unsigned fields_needed(const struct group_options *o)
+{
+    unsigned n = o->split.field;
+    for (unsigned i = 0; i < o->nby; i++)
+        n = o->by[i] > n ? o->by[i] : n;
+    /* The field after the time, which may hold the rest of it. */
+    if (o->time_field != 0 && o->time_field + 1 > n)
+        n = o->time_field + 1;
+    return n;
+}
+
+static char group_separator(const struct group_options *o)
+{
+    return o->split.whitespace ? '\t' : o->split.delimiter;
+}
+
+static void *group_worker_init(void *shared, int thread)
+{
+    (void)thread;
+    const struct group_options *o = shared;
+    struct group_worker *w = calloc(1, sizeof *w);
+    if (w == NULL || sk_hll_map_create(&w->map, o->precision, NULL) != SK_OK)
+        die("out of memory");
+    w->o = o;
+    w->need = fields_needed(o);
+    w->at = calloc(w->need + 1, sizeof *w->at);
+    w->lens = calloc(w->need + 1, sizeof *w->lens);
+    if (w->at == NULL || w->lens == NULL)
+        die("out of memory");
+    return w;
+}
+
+static char *key_room(struct group_worker *w, size_t len)
+{
+    if (w->key_used + len > w->key_cap) {
+        size_t cap = (w->key_used + len) * 2;
+        char *key = realloc(w->key, cap);
+        if (key == NULL)
+            return NULL;
+        w->key = key;
+        w->key_cap = cap;
+    }
+    return w->key + w->key_used;
+}
+
+/* Adds the pending lines to the map. */
+static int flush_batch(struct group_worker *w)
+{
+    const void *keys[BATCH];
+    for (size_t i = 0; i < w->pending; i++)
+        keys[i] = w->key + w->key_at[i];
+    int rc = sk_hll_map_add_batch(w->map, keys, w->key_lens, w->items, w->item_lens,
+                                  w->pending);
+    w->pending = 0;
+    w->key_used = 0;
+    if (rc < 0)
+        w->error = rc;
+    return rc < 0;
+}
+
+static inline int group_line(struct group_worker *w, const char *line, size_t len)
+{
+    const struct group_options *o = w->o;
+    const char **at = w->at;
+    size_t *lens = w->lens;
+    unsigned have = w->need ? split_line(&o->split, line, len, w->need, at, lens) : 0;
+    w->lines++;
+
+    size_t key_len = 0;
+    for (unsigned i = 0; i < o->nby; i++) {
+        if (o->by[i] > have) {
+            w->missing++;
+            return 0;
+        }
+        key_len += lens[o->by[i] - 1] + 1;
+    }
+    if (o->split.field > have) {
+        w->missing++;
+        return 0;
+    }
+    uint8_t window[WINDOW_BYTES];
+    if (o->time_field != 0) {
+        int64_t t;
+        unsigned f = o->time_field;
+        int ok = f <= have && parse_time(at[f - 1], lens[f - 1], f < have ? at[f] : NULL,
+                                         f < have ? lens[f] : 0, &t);
+        if (!ok) {
+            if (w->bad_time++ == 0) {
+                size_t n = f <= have ? lens[f - 1] : len;
+                const char *s = f <= have ? at[f - 1] : line;
+                n = n < BAD_SAMPLE ? n : BAD_SAMPLE;
+                memcpy(w->bad_sample, s, n);
+                w->bad_sample[n] = '\0';
+            }
+            return 0;
+        }
+        uint64_t u = (uint64_t)window_start(t, o->every) ^ (UINT64_C(1) << 63);
+        for (int i = 0; i < WINDOW_BYTES; i++)
+            window[i] = (uint8_t)(u >> (56 - 8 * i));
+        key_len += WINDOW_BYTES;
+    }
+    char *key = key_room(w, key_len + 1);
+    if (key == NULL) {
+        w->error = SK_ENOMEM;
+        return 1;
+    }
+    size_t k = 0;
+    if (o->time_field != 0) {
+        memcpy(key, window, WINDOW_BYTES);
+        k = WINDOW_BYTES;
+    }
+    for (unsigned i = 0; i < o->nby; i++) {
+        if (i > 0)
+            key[k++] = group_separator(o);
+        memcpy(key + k, at[o->by[i] - 1], lens[o->by[i] - 1]);
+        k += lens[o->by[i] - 1];
+    }
+    const char *item = line;
+    size_t item_len = len;
+    if (o->split.field != 0) {
+        item = at[o->split.field - 1];
+        item_len = lens[o->split.field - 1];
+    }
+    if (k > SK_HLL_MAP_MAX_KEY) {
+        w->error = SK_EINVAL;
+        return 1;
+    }
+    size_t i = w->pending++;
+    w->key_at[i] = w->key_used;
+    w->key_lens[i] = k;
+    w->key_used += k;
+    w->items[i] = item;
+    w->item_lens[i] = item_len;
+    return w->pending == BATCH ? flush_batch(w) : 0;
+}
+
+static int group_lines(void *ctx, const char *data, size_t len)
+{
+    struct group_worker *w = ctx;
+    FOR_EACH_LINE(data, len, group_line, w);
+    /* The pending items point into this block: add them before it goes. */
+    if (w->error == 0 && w->pending != 0)
+        flush_batch(w);
+    return w->error != 0;
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+struct row {
+    const uint8_t *key;
+    size_t key_len;
+    uint64_t count;
+};
+
+static const struct group_options *sort_options;
+
+static int compare_windows(const struct row *a, const struct row *b)
+{
+    if (sort_options->time_field == 0)
+        return 0;
+    return memcmp(a->key, b->key, WINDOW_BYTES);
+}
+
+static int compare_keys(const struct row *a, const struct row *b)
+{
+    size_t n = a->key_len < b->key_len ? a->key_len : b->key_len;
+    int c = memcmp(a->key, b->key, n);
+    return c != 0 ? c : (a->key_len > b->key_len) - (a->key_len < b->key_len);
+}
+
+static enum group_sort sort_by;
+
+/* Window first, then count (largest first) or key. */
+static int compare_rows(const void *pa, const void *pb)
+{
+    const struct row *a = pa, *b = pb;
+    int c = compare_windows(a, b);
+    if (c != 0)
+        return c;
+    if (sort_by == SORT_COUNT && a->count != b->count)
+        return a->count > b->count ? -1 : 1;
+    return compare_keys(a, b);
+}
+
+static void put_json_string(const char *s, size_t n)
+{
+    putchar('"');
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\')
+            printf("\\%c", c);
+        else if (c < 0x20)
+            printf("\\u%04x", c);
+        else
+            putchar(c);
+    }
+    putchar('"');
+}
+
+static void put_csv_field(const char *s, size_t n)
+{
+    if (memchr(s, ',', n) == NULL && memchr(s, '"', n) == NULL && memchr(s, '\n', n) == NULL &&
+        memchr(s, '\r', n) == NULL) {
+        fwrite(s, 1, n, stdout);
+        return;
+    }
+    putchar('"');
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '"')
+            putchar('"');
+        putchar(s[i]);
+    }
+    putchar('"');
+}
+
+static void print_header(const struct group_options *o)
+{
+    if (o->format == FORMAT_CSV) {
+        if (o->time_field != 0)
+            printf("window,");
+        for (unsigned i = 0; i < o->nby; i++)
+            printf("field%u,", o->by[i]);
+        printf("count\n");
+    } else if (o->format == FORMAT_JSON) {
+        printf("[");
+    }
+}
+
+static void print_row(const struct group_options *o, const struct row *r, int first)
+{
+    const char *p = (const char *)r->key, *end = p + r->key_len;
+    char when[TIME_TEXT_SIZE] = "";
+    if (o->time_field != 0) {
+        uint64_t u = 0;
+        for (int i = 0; i < WINDOW_BYTES; i++)
+            u = u << 8 | (uint8_t)p[i];
+        format_time((int64_t)(u ^ (UINT64_C(1) << 63)), when);
+        p += WINDOW_BYTES;
+    }
+    char sep = group_separator(o);
+    if (o->format == FORMAT_JSON) {
+        printf("%s\n  {", first ? "" : ",");
+        if (o->time_field != 0)
+            printf("\"window\": \"%s\"%s", when, o->nby ? ", " : "");
+        if (o->nby == 1) {
+            printf("\"group\": ");
+            put_json_string(p, (size_t)(end - p));
+        } else if (o->nby > 1) {
+            printf("\"group\": [");
+            for (unsigned i = 0; i < o->nby; i++) {
+                const char *q = i + 1 < o->nby ? memchr(p, sep, (size_t)(end - p)) : end;
+                put_json_string(p, (size_t)(q - p));
+                printf(i + 1 < o->nby ? ", " : "]");
+                p = q + 1;
+            }
+        }
+        printf(", \"count\": %llu}", (unsigned long long)r->count);
+        return;
+    }
+    char field_sep = o->format == FORMAT_CSV ? ',' : '\t';
+    if (o->time_field != 0)
+        printf("%s%c", when, field_sep);
+    for (unsigned i = 0; i < o->nby; i++) {
+        const char *q = i + 1 < o->nby ? memchr(p, sep, (size_t)(end - p)) : end;
+        if (o->format == FORMAT_CSV)
+            put_csv_field(p, (size_t)(q - p));
+        else
+            fwrite(p, 1, (size_t)(q - p), stdout);
+        putchar(field_sep);
+        p = q + 1;
+    }
+    printf("%llu\n", (unsigned long long)r->count);
+}
+
+static void print_groups(const sk_hll_map *map, const struct group_options *o)
+{
+    size_t n = sk_hll_map_size(map);
+    struct row *rows = malloc((n ? n : 1) * sizeof *rows);
+    if (rows == NULL)
+        die("out of memory for %zu groups", n);
+    for (size_t i = 0; i < n; i++) {
+        sk_hll_map_entry e;
+        sk_hll_map_get(map, i, &e);
+        rows[i] = (struct row){e.key, e.key_len, e.estimate.count};
+    }
+    sort_options = o;
+    if (o->top != 0) {
+        /* The K largest of each window, then in the order asked for. */
+        sort_by = SORT_COUNT;
+        qsort(rows, n, sizeof *rows, compare_rows);
+        size_t kept = 0;
+        uint64_t in_window = 0;
+        for (size_t i = 0; i < n; i++) {
+            in_window = i > 0 && compare_windows(&rows[i - 1], &rows[i]) == 0 ? in_window + 1 : 0;
+            if (in_window < o->top)
+                rows[kept++] = rows[i];
+        }
+        n = kept;
+    }
+    sort_by = o->sort;
+    qsort(rows, n, sizeof *rows, compare_rows);
+    print_header(o);
+    int first = 1;
+    for (size_t i = 0; i < n; i++) {
+        print_row(o, &rows[i], first);
+        first = 0;
+    }
+    if (o->format == FORMAT_JSON)
+        printf("%s]\n", first ? "" : "\n");
+    free(rows);
+}
+
+/* ---- the command ----------------------------------------------------------- */
+
+void parse_by_fields(const char *text, struct group_options *o)
+{
+    const char *p = text;
+    o->nby = 0;
+    for (;;) {
+        char *end;
+        errno = 0;
+        unsigned long v = strtoul(p, &end, 10);
+        if (end == p || errno != 0 || v == 0 || v > (1u << 20) || (*end != ',' && *end != '\0'))
+            die_usage("count", "--by takes field numbers from 1, separated by commas, not '%s'",
+                      text);
+        if (o->nby == MAX_BY_FIELDS)
+            die_usage("count", "--by takes at most %d fields", MAX_BY_FIELDS);
+        o->by[o->nby++] = (unsigned)v;
+        if (*end == '\0')
+            return;
+        p = end + 1;
+    }
+}
+
+int count_groups(struct input *inputs, int count, int threads, const struct group_options *o,
+                 struct progress *progress)
+{
+    void **contexts;
+    int used;
+    const char *failed = NULL;
+    int err = lines_read_parallel(inputs, count, threads, group_worker_init, (void *)o,
+                                  group_lines, progress, &contexts, &used, &failed);
+    struct group_worker *all = contexts[0];
+    uint64_t lines = 0, missing = 0, bad_time = 0;
+    const char *sample = NULL;
+    int rc = SK_OK;
+    for (int t = 0; t < used; t++) {
+        struct group_worker *w = contexts[t];
+        if (w->error != 0 && rc == SK_OK)
+            rc = w->error;
+        if (t > 0 && rc == SK_OK && err == 0)
+            rc = sk_hll_map_merge(all->map, w->map);
+        lines += w->lines;
+        missing += w->missing;
+        if (w->bad_time != 0 && sample == NULL)
+            sample = w->bad_sample;
+        bad_time += w->bad_time;
+    }
+    if (rc == SK_ENOMEM)
+        die("out of memory after %zu groups (each group takes about 60 bytes and its key "
+            "while it is small, up to 12 KB at -p 14)", sk_hll_map_size(all->map));
+    if (rc == SK_EFULL)
+        die("more than %lu groups", (unsigned long)SK_HLL_MAP_MAX_GROUPS);
+    if (rc == SK_EINVAL)
+        die("a group key is longer than %d bytes", SK_HLL_MAP_MAX_KEY);
+    if (err != 0)
+        die("%s: %s", failed != NULL ? failed : "input", lines_strerror(err));
+    if (bad_time != 0)
+        warn("%llu of %llu lines have no time in field %u that can be read (for example "
+             "'%s'); they are not counted", (unsigned long long)bad_time,
+             (unsigned long long)lines, o->time_field, sample);
+    if (missing != 0)
+        warn("%llu of %llu lines have fewer fields than asked for; they are not counted",
+             (unsigned long long)missing, (unsigned long long)lines);
+    print_groups(all->map, o);
+    if (o->verbose)
+        fprintf(stderr, "lines: %llu\ngroups: %zu\nmemory: %.1f MiB\n",
+                (unsigned long long)lines, sk_hll_map_size(all->map),
+                (double)sk_hll_map_memory(all->map) / (1 << 20));
+    for (int t = 0; t < used; t++) {
+        struct group_worker *w = contexts[t];
+        sk_hll_map_free(w->map);
+        free(w->key);
+        free(w->at);
+        free(w->lens);
+        free(w);
+    }
+    free(contexts);
+    if (fflush(stdout) != 0 || ferror(stdout))
+        die("standard output: %s", strerror(errno));
+    return EXIT_OK;
+}

@@ -1,0 +1,551 @@
+/*
+ * hll_map.c: HyperLogLog sketches by key (sketch/hll_map.h).
+ *
+ * Most groups of real data are small: a page seen by three visitors, a
+ * source that touched two ports. So a group does not start as a sketch. It
+ * starts as a record of its own in an arena, holding up to INLINE_MAX
+ * registers inline, as the sparse sketch holds them (index << 8 | value);
+ * the register that would be the next one past INLINE_MAX turns the group
+ * into a real sk_hll, which is sparse itself until it grows, and the record
+ * then holds its pointer. Registers are exactly those sk_hll_add would set,
+ * so a small group's estimate is the estimator's on those registers, read
+ * through a sketch header laid over them.
+ *
+ * Layout
+ * ------
+ * A record, 8-byte aligned in the arena (chunks that are never freed
+ * before the map, so records never move):
+ *
+ *     offset  size  field
+ *          0     4  key length
+ *          4     1  inline registers in use, 0..INLINE_MAX, or PROMOTED
+ *          8    24  INLINE_MAX registers, or the sk_hll pointer
+ *         32     n  the key
+ *
+ * Groups are numbered in the order their keys first came; `records` holds
+ * each group's record. The table is open addressing with linear probing,
+ * a power of two of slots of (group number + 1, high 32 bits of the key's
+ * hash), so a probe compares keys only when those 32 bits agree; it grows
+ * at 70% load, rehashing every key (XXH3-64, seed 0).
+ *
+ * Memory per small group: its record (32 bytes and the key, rounded to 8),
+ * 8 bytes of `records` and 8 to 16 of table (11.4 on average), about 60
+ * bytes plus the key.
+ */
+#include <string.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "hll_internal.h"
+#include "murmur64a.h"
+#include "sketch/hll_map.h"
+
+#define INLINE_MAX 6
+#define PROMOTED 0xff
+
+#define REC_OFF_KEY_LEN 0
+#define REC_OFF_STATE 4
+#define REC_OFF_BODY 8
+#define REC_OFF_KEY 32
+_Static_assert(REC_OFF_KEY - REC_OFF_BODY == INLINE_MAX * sizeof(uint32_t),
+               "the body holds the inline registers");
+_Static_assert(REC_OFF_KEY - REC_OFF_BODY >= sizeof(sk_hll *), "or a pointer");
+
+#define CHUNK_BYTES ((size_t)64 << 10)
+#define FIRST_TABLE 64
+#define FIRST_RECORDS 64
+
+struct slot {
+    uint32_t group; /* + 1; 0: empty */
+    uint32_t tag;
+};
+
+struct chunk {
+    struct chunk *next;
+    size_t size; /* of this allocation */
+};
+
+struct sk_hll_map {
+    unsigned precision;
+    uint32_t size;
+    uint32_t records_cap;
+    uint8_t **records;
+    struct slot *table;
+    uint32_t table_cap; /* a power of two */
+    struct chunk *chunks;
+    uint8_t *free_at; /* in the newest chunk */
+    size_t free_left;
+    size_t arena_bytes;
+    sk_allocator alloc;
+};
+
+/* ---- records ------------------------------------------------------------ */
+
+static uint32_t rec_key_len(const uint8_t *r)
+{
+    uint32_t len;
+    memcpy(&len, r + REC_OFF_KEY_LEN, sizeof len);
+    return len;
+}
+
+static sk_hll *rec_sketch(const uint8_t *r)
+{
+    sk_hll *h;
+    memcpy(&h, r + REC_OFF_BODY, sizeof h);
+    return h;
+}
+
+static uint32_t rec_inline(const uint8_t *r, unsigned i)
+{
+    uint32_t v;
+    memcpy(&v, r + REC_OFF_BODY + i * sizeof v, sizeof v);
+    return v;
+}
+
+static void rec_set_inline(uint8_t *r, unsigned i, uint32_t v)
+{
+    memcpy(r + REC_OFF_BODY + i * sizeof v, &v, sizeof v);
+}
+
+/* Turns a record's inline registers into a sketch; SK_ENOMEM leaves it. */
+static int promote(const sk_hll_map *m, uint8_t *r)
+{
+    sk_hll *h;
+    if (sk_hll_create(&h, m->precision, &m->alloc) != SK_OK)
+        return SK_ENOMEM;
+    for (unsigned i = 0; i < r[REC_OFF_STATE]; i++) {
+        uint32_t e = rec_inline(r, i);
+        if (sk__hll_set(h, e >> 8, e & 0xff) < 0) {
+            sk_hll_free(h);
+            return SK_ENOMEM;
+        }
+    }
+    memcpy(r + REC_OFF_BODY, &h, sizeof h);
+    r[REC_OFF_STATE] = PROMOTED;
+    return SK_OK;
+}
+
+/* Register idx of the group to max(register, value): 1 if it changed. */
+static int rec_set(const sk_hll_map *m, uint8_t *r, uint32_t idx, unsigned value)
+{
+    unsigned n = r[REC_OFF_STATE];
+    if (n != PROMOTED) {
+        for (unsigned i = 0; i < n; i++) {
+            uint32_t e = rec_inline(r, i);
+            if (e >> 8 != idx)
+                continue;
+            if ((e & 0xff) >= value)
+                return 0;
+            rec_set_inline(r, i, idx << 8 | value);
+            return 1;
+        }
+        if (n < INLINE_MAX) {
+            rec_set_inline(r, n, idx << 8 | value);
+            r[REC_OFF_STATE] = (uint8_t)(n + 1);
+            return 1;
+        }
+        int rc = promote(m, r);
+        if (rc != SK_OK)
+            return rc;
+    }
+    return sk__hll_set(rec_sketch(r), idx, value);
+}
+
+/* A sketch header over a record's inline registers, for the estimator. */
+static void inline_view(const sk_hll_map *m, const uint8_t *r, sk_hll *view,
+                        uint32_t regs[INLINE_MAX])
+{
+    memset(view, 0, sizeof *view);
+    view->precision = m->precision;
+    view->sparse = regs;
+    view->sparse_len = view->sparse_cap = r[REC_OFF_STATE];
+    for (unsigned i = 0; i < view->sparse_len; i++)
+        regs[i] = rec_inline(r, i);
+}
+
+/* ---- the arena and the table --------------------------------------------- */
+
+static uint8_t *arena_take(sk_hll_map *m, size_t bytes)
+{
+    if (bytes > m->free_left) {
+        size_t size = sizeof(struct chunk) + (bytes > CHUNK_BYTES ? bytes : CHUNK_BYTES);
+        struct chunk *c = sk__alloc(&m->alloc, size);
+        if (c == NULL)
+            return NULL;
+        c->next = m->chunks;
+        c->size = size;
+        m->chunks = c;
+        m->free_at = (uint8_t *)(c + 1);
+        m->free_left = size - sizeof *c;
+        m->arena_bytes += size;
+    }
+    uint8_t *p = m->free_at;
+    m->free_at += bytes;
+    m->free_left -= bytes;
+    return p;
+}
+
+static uint64_t key_hash(const void *key, size_t len)
+{
+    return XXH3_64bits(key, len);
+}
+
+/* The slot of key: its group's, or the empty one where it would go. */
+static struct slot *probe(const sk_hll_map *m, const void *key, size_t len, uint64_t hash)
+{
+    uint32_t mask = m->table_cap - 1, tag = (uint32_t)(hash >> 32);
+    for (uint32_t i = (uint32_t)hash & mask;; i = (i + 1) & mask) {
+        struct slot *s = &m->table[i];
+        if (s->group == 0)
+            return s;
+        if (s->tag != tag)
+            continue;
+        const uint8_t *r = m->records[s->group - 1];
+        if (rec_key_len(r) == len && memcmp(r + REC_OFF_KEY, key, len) == 0)
+            return s;
+    }
+}
+
+static int grow_table(sk_hll_map *m)
+{
+    uint32_t cap = m->table_cap ? m->table_cap * 2 : FIRST_TABLE;
+    struct slot *table = sk__zalloc(&m->alloc, (size_t)cap * sizeof *table);
+    if (table == NULL)
+        return SK_ENOMEM;
+    struct slot *old = m->table;
+    uint32_t old_cap = m->table_cap;
+    m->table = table;
+    m->table_cap = cap;
+    for (uint32_t g = 0; g < m->size; g++) {
+        const uint8_t *r = m->records[g];
+        uint64_t hash = key_hash(r + REC_OFF_KEY, rec_key_len(r));
+        struct slot *s = probe(m, r + REC_OFF_KEY, rec_key_len(r), hash);
+        s->group = g + 1;
+        s->tag = (uint32_t)(hash >> 32);
+    }
+    if (old != NULL)
+        sk__free(&m->alloc, old, (size_t)old_cap * sizeof *old);
+    return SK_OK;
+}
+
+static int grow_records(sk_hll_map *m)
+{
+    uint32_t cap = m->records_cap ? m->records_cap * 2 : FIRST_RECORDS;
+    uint8_t **records = sk__alloc(&m->alloc, (size_t)cap * sizeof *records);
+    if (records == NULL)
+        return SK_ENOMEM;
+    if (m->records != NULL) {
+        memcpy(records, m->records, (size_t)m->size * sizeof *records);
+        sk__free(&m->alloc, m->records, (size_t)m->records_cap * sizeof *records);
+    }
+    m->records = records;
+    m->records_cap = cap;
+    return SK_OK;
+}
+
+/* The record of key's group, new and empty if it had none; NULL with *rc. */
+static uint8_t *group_of_hashed(sk_hll_map *m, const void *key, size_t len, uint64_t hash,
+                                int *rc)
+{
+    if (len > SK_HLL_MAP_MAX_KEY) {
+        *rc = SK_EINVAL;
+        return NULL;
+    }
+    struct slot *s = probe(m, key, len, hash);
+    if (s->group != 0)
+        return m->records[s->group - 1];
+    if (m->size >= SK_HLL_MAP_MAX_GROUPS) {
+        *rc = SK_EFULL;
+        return NULL;
+    }
+    /* Everything that can fail comes before the group is in. */
+    *rc = SK_ENOMEM;
+    if (m->size == m->records_cap && grow_records(m) != SK_OK)
+        return NULL;
+    if ((uint64_t)(m->size + 1) * 10 > (uint64_t)m->table_cap * 7) {
+        if (grow_table(m) != SK_OK)
+            return NULL;
+        s = probe(m, key, len, hash);
+    }
+    uint8_t *r = arena_take(m, (REC_OFF_KEY + len + 7) & ~(size_t)7);
+    if (r == NULL)
+        return NULL;
+    uint32_t key_len = (uint32_t)len;
+    memcpy(r + REC_OFF_KEY_LEN, &key_len, sizeof key_len);
+    r[REC_OFF_STATE] = 0;
+    memcpy(r + REC_OFF_KEY, key, len);
+    m->records[m->size] = r;
+    s->group = ++m->size;
+    s->tag = (uint32_t)(hash >> 32);
+    return r;
+}
+
+static uint8_t *group_of(sk_hll_map *m, const void *key, size_t len, int *rc)
+{
+    return group_of_hashed(m, key, len, key_hash(key, len), rc);
+}
+
+/* ---- the API ------------------------------------------------------------- */
+
+int sk_hll_map_create(sk_hll_map **out, unsigned precision, const sk_allocator *allocator)
+{
+    if (out == NULL)
+        return SK_EINVAL;
+    *out = NULL;
+    if (precision < SK_HLL_MIN_PRECISION || precision > SK_HLL_MAX_PRECISION)
+        return SK_EINVAL;
+    sk_allocator a;
+    sk__allocator_init(&a, allocator);
+    sk_hll_map *m = sk__zalloc(&a, sizeof *m);
+    if (m == NULL)
+        return SK_ENOMEM;
+    m->precision = precision;
+    m->alloc = a;
+    if (grow_table(m) != SK_OK) {
+        sk__free(&a, m, sizeof *m);
+        return SK_ENOMEM;
+    }
+    *out = m;
+    return SK_OK;
+}
+
+void sk_hll_map_free(sk_hll_map *m)
+{
+    if (m == NULL)
+        return;
+    for (uint32_t g = 0; g < m->size; g++)
+        if (m->records[g][REC_OFF_STATE] == PROMOTED)
+            sk_hll_free(rec_sketch(m->records[g]));
+    for (struct chunk *c = m->chunks, *next; c != NULL; c = next) {
+        next = c->next;
+        sk__free(&m->alloc, c, c->size);
+    }
+    if (m->records != NULL)
+        sk__free(&m->alloc, m->records, (size_t)m->records_cap * sizeof *m->records);
+    sk__free(&m->alloc, m->table, (size_t)m->table_cap * sizeof *m->table);
+    sk_allocator a = m->alloc;
+    sk__free(&a, m, sizeof *m);
+}
+
+int sk_hll_map_add_hash(sk_hll_map *m, const void *key, size_t key_len, uint64_t hash)
+{
+    if (m == NULL || (key == NULL && key_len != 0))
+        return SK_EINVAL;
+    int rc;
+    uint8_t *r = group_of(m, key, key_len, &rc);
+    if (r == NULL)
+        return rc;
+    unsigned p = m->precision;
+    uint32_t idx = (uint32_t)(hash & (sk__hll_registers(p) - 1));
+    uint64_t rank_bits = (hash >> p) | UINT64_C(1) << (64 - p);
+    return rec_set(m, r, idx, (unsigned)__builtin_ctzll(rank_bits) + 1);
+}
+
+int sk_hll_map_add(sk_hll_map *m, const void *key, size_t key_len, const void *item,
+                   size_t item_len)
+{
+    if (item == NULL && item_len != 0)
+        return SK_EINVAL;
+    return sk_hll_map_add_hash(m, key, key_len, sk_murmur64a(item, item_len, SK_REDIS_HLL_SEED));
+}
+
+/* The register and value of an item's hash at precision p. */
+static inline void register_of(uint64_t hash, unsigned p, uint32_t *idx, unsigned *value)
+{
+    *idx = (uint32_t)(hash & (sk__hll_registers(p) - 1));
+    uint64_t rank_bits = (hash >> p) | UINT64_C(1) << (64 - p);
+    *value = (unsigned)__builtin_ctzll(rank_bits) + 1;
+}
+
+/* Items in flight in a batch, in each of its two stages: enough to cover
+ * a miss of the table or of a sketch's registers with the work of the
+ * others, few enough that their lines stay in the L1 cache. */
+#define RING 16
+
+int sk_hll_map_add_batch(sk_hll_map *m, const void *const *keys, const size_t *key_lens,
+                         const void *const *items, const size_t *item_lens, size_t n)
+{
+    if (m == NULL || (n != 0 && (keys == NULL || key_lens == NULL || items == NULL ||
+                                 item_lens == NULL)))
+        return SK_EINVAL;
+    /* Item i is hashed and its table slot prefetched; RING items later its
+     * group is found and the line of its register prefetched; RING more
+     * later the register is set. */
+    uint64_t key_hashes[RING], hashes[2 * RING];
+    uint8_t *records[2 * RING];
+    unsigned p = m->precision;
+    for (size_t i = 0; i < n + 2 * RING; i++) {
+        if (i >= 2 * RING) {
+            size_t j = i - 2 * RING;
+            uint32_t idx;
+            unsigned value;
+            register_of(hashes[j % (2 * RING)], p, &idx, &value);
+            int rc = rec_set(m, records[j % (2 * RING)], idx, value);
+            if (rc < 0)
+                return rc;
+        }
+        if (i >= RING && i - RING < n) {
+            size_t j = i - RING;
+            if (keys[j] == NULL && key_lens[j] != 0)
+                return SK_EINVAL;
+            int rc;
+            uint8_t *r = group_of_hashed(m, keys[j], key_lens[j], key_hashes[j % RING], &rc);
+            if (r == NULL)
+                return rc;
+            records[j % (2 * RING)] = r;
+            uint64_t hash = sk_murmur64a(items[j], item_lens[j], SK_REDIS_HLL_SEED);
+            hashes[j % (2 * RING)] = hash;
+            if (r[REC_OFF_STATE] == PROMOTED) {
+                const sk_hll *h = rec_sketch(r);
+                if (h->registers != NULL)
+                    __builtin_prefetch(h->registers + (hash & (sk__hll_registers(p) - 1)), 1);
+            }
+        }
+        if (i < n) {
+            uint64_t kh = key_hash(keys[i], key_lens[i]);
+            key_hashes[i % RING] = kh;
+            __builtin_prefetch(&m->table[(uint32_t)kh & (m->table_cap - 1)], 0);
+        }
+    }
+    return SK_OK;
+}
+
+/* Merges sketch h, of the map's precision, into record r. */
+static int merge_into(const sk_hll_map *m, uint8_t *r, const sk_hll *h)
+{
+    if (r[REC_OFF_STATE] != PROMOTED && h->registers == NULL &&
+        h->sparse_len + r[REC_OFF_STATE] <= INLINE_MAX) {
+        for (uint32_t i = 0; i < h->sparse_len; i++)
+            rec_set(m, r, h->sparse[i] >> 8, h->sparse[i] & 0xff); /* cannot fail inline */
+        return SK_OK;
+    }
+    if (r[REC_OFF_STATE] != PROMOTED) {
+        int rc = promote(m, r);
+        if (rc != SK_OK)
+            return rc;
+    }
+    return sk_hll_merge(rec_sketch(r), h);
+}
+
+int sk_hll_map_merge_sketch(sk_hll_map *m, const void *key, size_t key_len, const sk_hll *h)
+{
+    if (m == NULL || h == NULL || (key == NULL && key_len != 0))
+        return SK_EINVAL;
+    if (h->precision < m->precision)
+        return SK_EINCOMPAT;
+    sk_hll *folded = NULL;
+    if (h->precision > m->precision) {
+        if (sk_hll_copy(&folded, h) != SK_OK || sk_hll_fold(folded, m->precision) != SK_OK) {
+            sk_hll_free(folded);
+            return SK_ENOMEM;
+        }
+        h = folded;
+    }
+    int rc;
+    uint8_t *r = group_of(m, key, key_len, &rc);
+    rc = r == NULL ? rc : merge_into(m, r, h);
+    sk_hll_free(folded);
+    return rc;
+}
+
+int sk_hll_map_merge(sk_hll_map *dst, const sk_hll_map *src)
+{
+    if (dst == NULL || src == NULL)
+        return SK_EINVAL;
+    if (dst == src) /* the union of a map with itself is itself */
+        return SK_OK;
+    if (dst->precision != src->precision)
+        return SK_EINCOMPAT;
+    for (uint32_t g = 0; g < src->size; g++) {
+        const uint8_t *s = src->records[g];
+        int rc;
+        uint8_t *r = group_of(dst, s + REC_OFF_KEY, rec_key_len(s), &rc);
+        if (r == NULL)
+            return rc;
+        if (s[REC_OFF_STATE] == PROMOTED) {
+            rc = merge_into(dst, r, rec_sketch(s));
+        } else {
+            rc = SK_OK;
+            for (unsigned i = 0; i < s[REC_OFF_STATE] && rc >= 0; i++) {
+                uint32_t e = rec_inline(s, i);
+                rc = rec_set(dst, r, e >> 8, e & 0xff);
+            }
+        }
+        if (rc < 0)
+            return rc;
+    }
+    return SK_OK;
+}
+
+size_t sk_hll_map_size(const sk_hll_map *m)
+{
+    return m->size;
+}
+
+unsigned sk_hll_map_precision(const sk_hll_map *m)
+{
+    return m->precision;
+}
+
+int sk_hll_map_get(const sk_hll_map *m, size_t index, sk_hll_map_entry *out)
+{
+    if (m == NULL || out == NULL || index >= m->size)
+        return SK_EINVAL;
+    const uint8_t *r = m->records[index];
+    out->key = r + REC_OFF_KEY;
+    out->key_len = rec_key_len(r);
+    if (r[REC_OFF_STATE] == PROMOTED) {
+        sk_hll_estimate_with_bounds(rec_sketch(r), &out->estimate);
+    } else {
+        sk_hll view;
+        uint32_t regs[INLINE_MAX];
+        inline_view(m, r, &view, regs);
+        sk_hll_estimate_with_bounds(&view, &out->estimate);
+    }
+    return SK_OK;
+}
+
+int64_t sk_hll_map_find(const sk_hll_map *m, const void *key, size_t key_len)
+{
+    if (m == NULL || (key == NULL && key_len != 0) || key_len > SK_HLL_MAP_MAX_KEY)
+        return -1;
+    const struct slot *s = probe(m, key, key_len, key_hash(key, key_len));
+    return (int64_t)s->group - 1;
+}
+
+int sk_hll_map_sketch(const sk_hll_map *m, size_t index, sk_hll **out)
+{
+    if (m == NULL || out == NULL || index >= m->size)
+        return SK_EINVAL;
+    *out = NULL;
+    const uint8_t *r = m->records[index];
+    if (r[REC_OFF_STATE] == PROMOTED)
+        return sk_hll_copy(out, rec_sketch(r));
+    sk_hll *h;
+    if (sk_hll_create(&h, m->precision, &m->alloc) != SK_OK)
+        return SK_ENOMEM;
+    for (unsigned i = 0; i < r[REC_OFF_STATE]; i++) {
+        uint32_t e = rec_inline(r, i);
+        if (sk__hll_set(h, e >> 8, e & 0xff) < 0) {
+            sk_hll_free(h);
+            return SK_ENOMEM;
+        }
+    }
+    *out = h;
+    return SK_OK;
+}
+
+size_t sk_hll_map_memory(const sk_hll_map *m)
+{
+    size_t bytes = sizeof *m + m->arena_bytes + (size_t)m->records_cap * sizeof *m->records +
+                   (size_t)m->table_cap * sizeof *m->table;
+    for (uint32_t g = 0; g < m->size; g++) {
+        if (m->records[g][REC_OFF_STATE] == PROMOTED) {
+            sk_hll_info info;
+            sk_hll_get_info(rec_sketch(m->records[g]), &info);
+            bytes += info.memory;
+        }
+    }
+    return bytes;
+}
