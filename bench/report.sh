@@ -14,6 +14,9 @@
 #   bloom    bench/bloom_bench against libbloom: 8-byte keys, n = 10M,100M / 1M,4M items,
 #            10M / 1M absent queries; medians of 5 runs (3 from 50M items on) /
 #            3 runs (1)
+#   groups   bench/group_bench.sh: sketch count --by against DuckDB, datamash and
+#            sort | uniq -c on 40M / 2M rows with 1,000 and 1,000,000 / 100,000
+#            groups; medians of 3 runs (exact tools: 1)
 #   count    bench/count_bench.sh: sketch count against wc -l, sort -u, awk and
 #            Redis PFADD/PFCOUNT on 40M lines with 10M distinct / 2M with 500K;
 #            medians of 3 runs (sort and awk: 1)
@@ -33,7 +36,7 @@
 # Options:
 #   -q              quick sizes (above); output build-report/benchmarks.md
 #   -o FILE         write the report to FILE
-#   -s LIST         only these sections, comma-separated (default: all seven)
+#   -s LIST         only these sections, comma-separated (default: all eight)
 #   -n              install nothing: sections whose peers are missing are
 #                   skipped with a note (by default, as root on Debian, missing
 #                   peers are installed with apt-get: libbloom-dev,
@@ -56,7 +59,7 @@ build=$root/build-report
 raw=$build/out
 quick=0
 install=1
-sections=hll,bloom,count,bloomcli,module,compressed,inplace
+sections=hll,bloom,count,groups,bloomcli,module,compressed,inplace
 # The last commit whose `bloom add` rewrote the whole file: the peer of inplace.
 INPLACE_PEER_REF=${INPLACE_PEER_REF:-15d097a}
 report=
@@ -84,6 +87,7 @@ done
 if ((quick)); then
     hll_runs=7 bloom_ns=1000000,4000000 bloom_absent=1000000 bloom_runs=3 bloom_runs_large=1
     count_lines=2000000 count_distinct=500000 count_runs=3 count_slow=1
+    group_rows=2000000 group_counts="1000 100000" group_runs=3
     cli_items=200000 cli_runs=3 module_requests=200000 module_rounds=2 module_set=100000
     compressed_lines=1000000 compressed_rounds=3
     inplace_items=100000000 inplace_bulk=100000 inplace_rounds=3
@@ -92,6 +96,7 @@ if ((quick)); then
 else
     hll_runs=9 bloom_ns=10000000,100000000 bloom_absent=10000000 bloom_runs=5 bloom_runs_large=3
     count_lines=40000000 count_distinct=10000000 count_runs=3 count_slow=1
+    group_rows=40000000 group_counts="1000 1000000" group_runs=3
     cli_items=3300000 cli_runs=5 module_requests=1000000 module_rounds=5 module_set=1000000
     compressed_lines=10000000 compressed_rounds=5
     inplace_items=850000000 inplace_bulk=1000000 inplace_rounds=5
@@ -125,6 +130,8 @@ want bloom && ! have_libbloom && missing+=(libbloom-dev)
 want bloomcli && ! have_dcso && missing+=(golang-github-dcso-bloom-cli)
 { want count || want module; } && ! have_redis && missing+=(redis-server redis-tools)
 want module && ! /usr/bin/python3 -c 'import redis' 2> /dev/null && missing+=(python3-redis)
+want groups && ! command -v datamash > /dev/null && missing+=(datamash)
+want groups && ! command -v npm > /dev/null && missing+=(npm)
 # The fastest gzip decompressors, the floor of compressed_bench.
 want compressed && ! command -v igzip > /dev/null && missing+=(isal)
 want compressed && ! command -v pigz > /dev/null && missing+=(pigz)
@@ -194,6 +201,10 @@ if want bloom; then
     else
         skip bloom "libbloom is not installed (Debian: libbloom-dev), so bloom_bench was not built"
     fi
+fi
+if want groups; then
+    run_section groups env RUNS="$group_runs" SLOW_RUNS=1 GROUP_ROWS="$group_rows" \
+        GROUP_COUNTS="$group_counts" bash "$here/group_bench.sh" "$build"
 fi
 if want count; then
     count_env=(RUNS="$count_runs" SLOW_RUNS="$count_slow" BENCH_LINES="$count_lines"
@@ -274,6 +285,25 @@ summary=$(
                  split(substr($0, 28), g, " ")
                  printf "| Bloom filter, n = %s | false-positive rate at p = 1%%: %s (%s bits/item, k = %s) | %s | expected %s | |\n", $1, impl, g[5], g[3], g[7], g[8]
              }' "$raw/bloom.out"
+    fi
+    if ok groups; then
+        # Fixed columns: groups (9), tool (45), then median s, peak MB, x sketch, error.
+        awk '/^[0-9]+ / {
+                 g = $1; tool = substr($0, 10, 44); sub(/ +$/, "", tool)
+                 split(substr($0, 55), f, " "); t[g, tool] = f[1]; m[g, tool] = f[2]
+                 e = substr($0, 55); sub(/^ *[^ ]+ +[^ ]+ +[^ ]+ +/, "", e); err[g, tool] = e
+                 if (!(g in seen)) { seen[g] = 1; order[++n] = g } }
+             END {
+                 for (i = 1; i <= n; i++) {
+                     g = order[i]; s = "sketch count --by 1 -f 2"
+                     for (k in t) {
+                         split(k, kk, SUBSEP)
+                         if (kk[1] != g || kk[2] == s) continue
+                         name = kk[2]; gsub(/[|]/, "\\|", name) # a pipe is a cell border
+                         printf "| distinct per group, %s groups | sketch count --by against %s | %s s, %s MB | %s s, %s MB | **%.1fx** faster |\n", g, name, t[g, s], m[g, s], t[k], m[k], t[k] / t[g, s]
+                     }
+                     printf "| distinct per group, %s groups | per-group error: sketch; DuckDB approx_count_distinct | %s | %s | |\n", g, err[g, s], err[g, "DuckDB approx_count_distinct GROUP BY"]
+                 } }' "$raw/groups.out"
     fi
     if ok count; then
         # The tool name (32 columns) may itself hold a "|"; the rest is split on " | ".
@@ -393,6 +423,7 @@ mkdir -p "$(dirname "$report")"
     want count && echo "| count | count_bench.sh: $count_lines lines, $count_distinct distinct; RUNS=$count_runs, SLOW_RUNS=$count_slow | ${status[count]:-} |"
     want bloomcli && echo "| bloomcli | bloom_cli_bench.sh: BENCH_ITEMS=$cli_items, RUNS=$cli_runs | ${status[bloomcli]:-} |"
     want module && echo "| module | module_bench.sh: REQUESTS=$module_requests, ROUNDS=$module_rounds, SET_ITEMS=$module_set | ${status[module]:-} |"
+    want groups && echo "| groups | group_bench.sh: GROUP_ROWS=$group_rows, GROUP_COUNTS=$group_counts, RUNS=$group_runs, SLOW_RUNS=1 | ${status[groups]:-} |"
     want compressed && echo "| compressed | compressed_bench.sh: BENCH_LINES=$compressed_lines, ROUNDS=$compressed_rounds | ${status[compressed]:-} |"
     want inplace && echo "| inplace | in_place_bench.sh: FILTER_ITEMS=$inplace_items, BULK_ITEMS=$inplace_bulk, ROUNDS=$inplace_rounds, peer: $INPLACE_PEER_REF | ${status[inplace]:-} |"
     echo
@@ -411,6 +442,8 @@ mkdir -p "$(dirname "$report")"
         "The library's blocked, classic and split filters against Debian's libbloom and against the floor (one random 64-byte line per item), 8-byte keys, p = 1%, one thread. \`x libbloom\` is libbloom's median time over sketch's; the indented lines give each blocked and split row over the faster floor of its operation."
     section_md count "Counting distinct lines: bench/count_bench.sh" \
         "\`sketch count\` against \`wc -l\` (the cost of reading the file), \`sort -u\`, \`awk\` and Redis, on one generated file whose number of distinct lines is known."
+    section_md groups "Distinct counts per group: bench/group_bench.sh" \
+        "\`sketch count --by 1 -f 2\` against DuckDB's approx_count_distinct and count(DISTINCT) GROUP BY (npm @duckdb/node-api), datamash and sort | uniq -c, on generated rows with 1,000 and 1,000,000 groups of log-uniform sizes; per-group errors against DuckDB's exact answer, over the groups of at least 1,000 items."
     section_md bloomcli "Bloom filter commands against DCSO's bloom: bench/bloom_cli_bench.sh" \
         "\`sketch bloom\` against DCSO's \`bloom\` command (Debian: golang-github-dcso-bloom-cli), building a filter from a file of lines and checking lines."
     section_md module "Redis module against Redis's own commands: bench/module_bench.sh" \
@@ -421,7 +454,7 @@ mkdir -p "$(dirname "$report")"
         "\`sketch bloom add\` into a large filter file, which changes the chunks its items touch in place, against the command of commit $INPLACE_PEER_REF, which read, checked and rewrote the whole file. Peak memory is GNU time's maximum resident set, which counts the pages of the mapped file that the process touched."
 } > "$report.tmp" && mv "$report.tmp" "$report"
 log "wrote $report ($total_min min)"
-for name in hll bloom count bloomcli module compressed inplace; do
+for name in hll bloom count groups bloomcli module compressed inplace; do
     want $name && [[ ${status[$name]:-} == failed* ]] && exit 1
 done
 exit 0
