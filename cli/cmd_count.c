@@ -32,7 +32,8 @@ static const char count_usage[] =
     "  -d, --delimiter C   field delimiter, one byte (default: tab)\n"
     "  -w, --whitespace    fields are separated by runs of blanks, as in awk\n"
     "  -o, --output FILE   also save the sketch to FILE, for `sketch hll` ('-':\n"
-    "                      standard output, before the count)\n"
+    "                      standard output, before the count); with --by or\n"
+    "                      --time, a group file of every group's sketch\n"
     "  -j, --threads N     reading threads (default: one per core)\n"
     "  -v, --verbose       also print the error bounds on standard error\n"
     "      --json          print one JSON object (count, lines, estimate, bounds)\n"
@@ -232,10 +233,11 @@ int cmd_count(int argc, char **argv)
         die_usage("count", "--time and --every go together");
     if (!cli.grouped && (cli.sort_given || cli.groups.top != 0 || cli.csv))
         die_usage("count", "--sort, --top and --csv apply to --by and --time");
-    if (cli.grouped && (cli.per_file || cli.output != NULL))
-        die_usage("count", "--by and --time print a count per group: %s",
-                  cli.per_file ? "not with --per-file"
-                               : "saving the groups' sketches (-o) is not supported yet");
+    if (cli.grouped && cli.per_file)
+        die_usage("count", "--by and --time print a count per group: not with --per-file");
+    if (cli.grouped && cli.output != NULL && strcmp(cli.output, "-") == 0)
+        die_usage("count", "with --by or --time, -o names a group file: not standard "
+                           "output, where the counts go");
     if (cli.csv && cli.json)
         die_usage("count", "--csv or --json: not both");
     struct count_options opt = cli.opt;
@@ -258,6 +260,7 @@ int cmd_count(int argc, char **argv)
         g.every = cli.every;
         g.format = cli.csv ? FORMAT_CSV : cli.json ? FORMAT_JSON : FORMAT_TEXT;
         g.verbose = verbose;
+        g.output = output;
         if (g.top != 0 && !cli.sort_given)
             g.sort = SORT_COUNT;
         int status = count_groups(inputs, input_count, threads, &g, &progress);

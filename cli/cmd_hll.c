@@ -17,20 +17,24 @@
 
 #include "commands.h"
 #include "file_lock.h"
+#include "hll_groups.h"
 #include "lines.h"
 #include "report.h"
 #include "util.h"
 
 static const char hll_usage[] =
     "Usage: sketch hll COMMAND [OPTION]... ARGS\n"
-    "HyperLogLog sketch files (sketch's format or Redis HyperLogLog strings).\n"
+    "HyperLogLog sketch files (sketch's format or Redis HyperLogLog strings), and\n"
+    "group files (a sketch per group, from sketch count --by -o).\n"
     "\n"
     "  add [-p P] [--redis] FILE [ITEM]...  add ITEMs (or lines of standard input);\n"
     "                                       creates FILE if missing\n"
-    "  count [-v] FILE...                   estimated distinct items of the union\n"
+    "  count [-v] [--group G] FILE...       estimated distinct items of the union;\n"
+    "                                       of group files, a count per group\n"
     "  merge [--redis] -o OUT FILE...       write the union of the FILEs to OUT\n"
     "  info FILE                            precision, encoding, size, estimate, bounds\n"
-    "  export [-o OUT] FILE                 write FILE as a Redis HyperLogLog string\n"
+    "  export [-o OUT] FILE                 write FILE as a Redis HyperLogLog string;\n"
+    "                                       a group file as Redis SET commands\n"
     "  fold -p P [-o OUT] FILE              lower FILE's precision to P\n"
     "\n"
     "Run 'sketch hll COMMAND --help' for the options of each. Exit status: 0 on\n"
@@ -57,18 +61,23 @@ static const char add_usage[] =
 static const char count_usage[] =
     "Usage: sketch hll count [OPTION]... FILE...\n"
     "Print the estimated number of distinct items in the union of the sketches.\n"
-    "Sketches of different precision are combined at the smallest.\n"
+    "Sketches of different precision are combined at the smallest. Of group files\n"
+    "(sketch count --by -o), print the union of each group over the FILEs, one\n"
+    "line per group (group, tab, count), sorted by group.\n"
     "\n"
     "  -v, --verbose   also print the error bounds on standard error\n"
     "      --json      print one JSON object: count, estimate, precision,\n"
-    "                  standard error, bounds\n"
+    "                  standard error, bounds (group files: an array of groups)\n"
+    "      --group G   of group files, only group G's count (0 if it has none)\n"
     "  -h, --help      show this help\n"
-    "Example:\n"
-    "  sketch hll count mon.skh tue.skh wed.skh   # distinct over the three days\n";
+    "Examples:\n"
+    "  sketch hll count mon.skh tue.skh wed.skh   # distinct over the three days\n"
+    "  sketch hll count --group /home mon.skg tue.skg   # one page over two days\n";
 
 static const char merge_usage[] =
     "Usage: sketch hll merge [OPTION]... -o OUT FILE...\n"
     "Write the union of the sketches in the FILEs to OUT (which may be one of them).\n"
+    "Group files merge group by group into a group file.\n"
     "\n"
     "  -o, --output OUT   the file to write (required)\n"
     "  -r, --redis        write a Redis HyperLogLog string instead of sketch's format\n"
@@ -91,8 +100,14 @@ static const char export_usage[] =
     "Usage: sketch hll export [-o OUT] FILE\n"
     "Write the sketch in FILE as a Redis HyperLogLog string, to OUT or to standard\n"
     "output (never to a terminal). Sketches above precision 14 are folded to 14;\n"
-    "below 14 they cannot be exported. Example, loading it into Redis:\n"
-    "  sketch hll export FILE | redis-cli -x SET key\n";
+    "below 14 they cannot be exported. Of a group file, write one Redis SET\n"
+    "command (RESP) per group to standard output, for redis-cli --pipe:\n"
+    "\n"
+    "      --prefix P   each key is P followed by the group (default: the group)\n"
+    "      --group G    only group G's sketch, as a Redis string\n"
+    "Examples, loading into Redis:\n"
+    "  sketch hll export FILE | redis-cli -x SET key\n"
+    "  sketch hll export --prefix visitors:2026-12-01: day.skg | redis-cli --pipe\n";
 
 static const char fold_usage[] =
     "Usage: sketch hll fold -p P [-o OUT] FILE\n"
@@ -113,6 +128,7 @@ static const char fold_usage[] =
  * and -v; returns the index of the first operand. */
 struct hll_options {
     const char *output;
+    const char *group, *prefix; /* --group, --prefix */
     unsigned precision; /* 0: not given */
     int redis, verbose, json;
 };
@@ -127,6 +143,8 @@ static void hll_option(void *ctx, int c, const char *value, const char *long_nam
     case 'r': opt->redis = 1; break;
     case 'v': opt->verbose = 1; break;
     case 'J': opt->json = 1; break;
+    case 'G': opt->group = value; break;
+    case 'X': opt->prefix = value; break;
     }
 }
 
@@ -139,6 +157,8 @@ static int parse_hll_options(const char *cmd, const char *usage, const char *opt
         {"redis", no_argument, NULL, 'r'},
         {"verbose", no_argument, NULL, 'v'},
         {"json", no_argument, NULL, 'J'},
+        {"group", required_argument, NULL, 'G'},
+        {"prefix", required_argument, NULL, 'X'},
         {"no-wait", no_argument, NULL, 'W'},
         {"raw", no_argument, NULL, 'R'},
         {"help", no_argument, NULL, 'h'},
@@ -221,7 +241,15 @@ static sk_hll *load_union(const char *cmd, int first, int argc, char **argv)
 static int hll_count(int argc, char **argv)
 {
     struct hll_options opt;
-    int first = parse_hll_options("hll count", count_usage, ":vJh", argc, argv, &opt);
+    int first = parse_hll_options("hll count", count_usage, ":vJG:h", argc, argv, &opt);
+    if (first < argc && is_group_file(argv[first])) {
+        sk_hll_map *m = load_groups_or_die(argv + first, argc - first);
+        print_group_counts(m, opt.group, opt.json);
+        sk_hll_map_free(m);
+        return EXIT_OK;
+    }
+    if (opt.group != NULL)
+        die_usage("hll count", "--group is for group files (sketch count --by -o)");
     sk_hll *h = load_union("hll count", first, argc, argv);
     if (opt.json) {
         struct report r;
@@ -250,6 +278,16 @@ static int hll_merge(int argc, char **argv)
         die_usage("hll merge", "missing -o OUT");
     /* As in bloom merge: OUT may be one of the FILEs. */
     require_readable(argv + first, argc - first);
+    if (first < argc && is_group_file(argv[first])) {
+        if (opt.redis)
+            die_usage("hll merge", "group files merge into a group file, not a Redis string");
+        int exists, lock = lock_for_writing(opt.output, 1, &exists);
+        sk_hll_map *m = load_groups_or_die(argv + first, argc - first);
+        save_groups_or_die(m, opt.output);
+        unlock_file(lock);
+        sk_hll_map_free(m);
+        return EXIT_OK;
+    }
     int exists, lock = lock_for_writing(opt.output, 1, &exists);
     sk_hll *h = load_union("hll merge", first, argc, argv);
     save_hll_or_die(h, opt.redis ? SK_HLL_REDIS : SK_HLL_NATIVE, opt.output);
@@ -266,6 +304,12 @@ static int hll_info(int argc, char **argv)
         die_usage("hll info", "missing FILE");
     if (first + 1 < argc)
         die_usage("hll info", "one FILE at a time");
+    if (is_group_file(argv[first])) {
+        sk_hll_map *m = load_groups_or_die(argv + first, 1);
+        print_groups_info(m, argv[first], opt.json);
+        sk_hll_map_free(m);
+        return EXIT_OK;
+    }
     sk_hll_format format;
     sk_hll *h = load_hll_or_die(argv[first], &format);
     /* The encoding of the file, which is not always the one the sketch
@@ -293,11 +337,19 @@ static int hll_info(int argc, char **argv)
 static int hll_export(int argc, char **argv)
 {
     struct hll_options opt;
-    int first = parse_hll_options("hll export", export_usage, ":o:hW", argc, argv, &opt);
+    int first = parse_hll_options("hll export", export_usage, ":o:G:X:hW", argc, argv, &opt);
     if (first >= argc)
         die_usage("hll export", "missing FILE");
     if (first + 1 < argc)
         die_usage("hll export", "one FILE at a time");
+    if (is_group_file(argv[first])) {
+        sk_hll_map *m = load_groups_or_die(argv + first, 1);
+        export_groups(m, opt.prefix, opt.group, opt.output);
+        sk_hll_map_free(m);
+        return EXIT_OK;
+    }
+    if (opt.group != NULL || opt.prefix != NULL)
+        die_usage("hll export", "--group and --prefix are for group files");
     sk_hll *h = load_hll_or_die(argv[first], NULL);
     if (opt.output != NULL && strcmp(opt.output, "-") != 0) {
         int exists;

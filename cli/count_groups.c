@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "file_lock.h"
+#include "hll_groups.h"
 #include "sketch.h"
 #include "timestamps.h"
 #include "util.h"
@@ -387,6 +389,49 @@ static void print_groups(const sk_hll_map *map, const struct group_options *o)
     free(rows);
 }
 
+/* The groups under the keys they print as (window, tab, fields joined by
+ * tabs), which is how a group file names them. */
+static sk_hll_map *printed_keys(const sk_hll_map *map, const struct group_options *o)
+{
+    sk_hll_map *out;
+    if (sk_hll_map_create(&out, o->precision, NULL) != SK_OK)
+        die("out of memory");
+    char *key = NULL;
+    size_t cap = 0;
+    for (size_t g = 0; g < sk_hll_map_size(map); g++) {
+        sk_hll_map_entry e;
+        sk_hll_map_get(map, g, &e);
+        const uint8_t *p = e.key;
+        size_t len = e.key_len, k = 0;
+        if (cap < len + TIME_TEXT_SIZE + 1) {
+            cap = (len + TIME_TEXT_SIZE + 1) * 2;
+            key = realloc(key, cap);
+            if (key == NULL)
+                die("out of memory");
+        }
+        if (o->time_field != 0) {
+            uint64_t u = 0;
+            for (int i = 0; i < WINDOW_BYTES; i++)
+                u = u << 8 | p[i];
+            format_time((int64_t)(u ^ (UINT64_C(1) << 63)), key);
+            k = strlen(key);
+            if (o->nby != 0)
+                key[k++] = '\t';
+            p += WINDOW_BYTES;
+            len -= WINDOW_BYTES;
+        }
+        for (size_t i = 0; i < len; i++)
+            key[k++] = p[i] == (uint8_t)group_separator(o) ? '\t' : (char)p[i];
+        sk_hll *h;
+        if (sk_hll_map_sketch(map, g, &h) != SK_OK ||
+            sk_hll_map_merge_sketch(out, key, k, h) != SK_OK)
+            die("out of memory");
+        sk_hll_free(h);
+    }
+    free(key);
+    return out;
+}
+
 /* ---- the command ----------------------------------------------------------- */
 
 void parse_by_fields(const char *text, struct group_options *o)
@@ -449,6 +494,13 @@ int count_groups(struct input *inputs, int count, int threads, const struct grou
     if (missing != 0)
         warn("%llu of %llu lines have fewer fields than asked for; they are not counted",
              (unsigned long long)missing, (unsigned long long)lines);
+    if (o->output != NULL) {
+        int exists, lock = lock_for_writing(o->output, 1, &exists);
+        sk_hll_map *saved = printed_keys(all->map, o);
+        save_groups_or_die(saved, o->output);
+        unlock_file(lock);
+        sk_hll_map_free(saved);
+    }
     print_groups(all->map, o);
     if (o->verbose)
         fprintf(stderr, "lines: %llu\ngroups: %zu\nmemory: %.1f MiB\n",

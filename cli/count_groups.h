@@ -27,6 +27,7 @@ struct group_options {
     uint64_t top;               /* 0: every group */
     enum group_format format;
     int verbose;
+    const char *output;         /* -o: the group file to save, or NULL */
 };
 
 /* Parses the list of --by ("1,3"); dies on a bad one. */

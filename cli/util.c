@@ -241,6 +241,9 @@ const char *file_hint(const char *path)
         return " (it is zstd-compressed: decompress it first)";
     if (codec == CODEC_XZ)
         return " (it is xz-compressed: decompress it first)";
+    if (n >= 4 && memcmp(head, "SKHG", 4) == 0)
+        return " (it is a group file, of sketch count --by -o: hll count, merge, export and "
+               "info read it)";
     if (n >= 4 && memcmp(head, "HYLL", 4) == 0 && last == '\n')
         return " (it ends with a newline, as `redis-cli --raw GET` writes a string: remove "
                "it with head -c -1)";

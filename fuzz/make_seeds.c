@@ -61,6 +61,34 @@ static sk_hll *hll_of(unsigned p, unsigned items)
     return h;
 }
 
+static void group_seeds(void)
+{
+    static const struct {
+        unsigned p, groups, items;
+        const char *name;
+    } shapes[] = {{14, 0, 0, "p14-empty"}, {14, 3, 5, "p14-inline"}, {12, 4, 300, "p12-sparse"},
+                  {4, 2, 2000, "p4-dense"}};
+    const uint8_t control0 = 0;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        sk_hll_map *m;
+        if (sk_hll_map_create(&m, shapes[i].p, NULL) != SK_OK)
+            die("sk_hll_map_create");
+        for (unsigned g = 0; g < shapes[i].groups; g++)
+            for (unsigned j = 0; j < shapes[i].items * (g + 1); j++)
+                sk_hll_map_add(m, &g, 1 + g % 2, &j, sizeof j);
+        uint64_t size;
+        size_t len;
+        if (sk_hll_map_serialized_size(m, &size) != SK_OK)
+            die("sk_hll_map_serialized_size");
+        uint8_t *b = malloc((size_t)size);
+        if (b == NULL || sk_hll_map_serialize(m, b, (size_t)size, &len) != SK_OK)
+            die("sk_hll_map_serialize");
+        seed("hll_groups", shapes[i].name, &control0, 1, b + 4, len - 4);
+        free(b);
+        sk_hll_map_free(m);
+    }
+}
+
 static void hll_seeds(void)
 {
     static const struct {
@@ -329,6 +357,7 @@ int main(int argc, char **argv)
     if (mkdir(root, 0755) != 0 && errno != EEXIST)
         die(root);
     hll_seeds();
+    group_seeds();
     bloom_seeds();
     module_seeds();
     lines_seeds();

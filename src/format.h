@@ -173,6 +173,44 @@ _Static_assert(SK_HLL_OFF_ENTRIES == SK_HLL_OFF_HASH + 1, "one byte each: versio
 _Static_assert(SK_HLL_OFF_CHECKSUM == SK_HLL_OFF_ENTRIES + 4, "entries is 4 bytes");
 _Static_assert(SK_HLL_NATIVE_HEADER_SIZE == SK_HLL_OFF_CHECKSUM + 4, "then the body");
 
+/* ---- HyperLogLog sketches by key (group files), version 1 -----------------
+ *
+ *   header, SK_HG_HEADER_SIZE bytes
+ *     0  4  magic "SKHG"
+ *     4  1  format version, 1
+ *     5  1  precision p of every sketch, 4..18
+ *     6  2  0
+ *     8  8  number of groups G
+ *    16  4  XXH32 (seed 0) of bytes 0..15
+ *    20  4  0
+ *   G records, in the order the groups first came:
+ *     0  4  key length k, 0..65535
+ *     4  4  sketch length s
+ *     8  k  the key
+ *   8+k  s  the group's sketch in sketch's own format (above), precision p
+ *   and the file ends with 8 bytes: XXH3-64 (seed 0) of all the records.
+ */
+#define SK_HG_MAGIC "SKHG"
+#define SK_HG_VERSION 1
+#define SK_HG_OFF_MAGIC 0
+#define SK_HG_OFF_VERSION 4
+#define SK_HG_OFF_PRECISION 5
+#define SK_HG_OFF_RESERVED 6
+#define SK_HG_OFF_GROUPS 8
+#define SK_HG_OFF_CHECKSUM 16
+#define SK_HG_OFF_RESERVED2 20
+#define SK_HG_HEADER_SIZE 24
+#define SK_HG_REC_OFF_KEY_LEN 0
+#define SK_HG_REC_OFF_SKETCH_LEN 4
+#define SK_HG_REC_OFF_KEY 8
+#define SK_HG_TRAILER_SIZE 8
+
+_Static_assert(SK_HG_OFF_RESERVED == SK_HG_OFF_PRECISION + 1, "one byte each");
+_Static_assert(SK_HG_OFF_GROUPS == SK_HG_OFF_RESERVED + 2, "2 reserved bytes");
+_Static_assert(SK_HG_OFF_CHECKSUM == SK_HG_OFF_GROUPS + 8, "the count is 8 bytes");
+_Static_assert(SK_HG_HEADER_SIZE == SK_HG_OFF_RESERVED2 + 4, "then the records");
+_Static_assert(SK_HG_REC_OFF_KEY == SK_HG_REC_OFF_SKETCH_LEN + 4, "then the key");
+
 /* ---- Redis's HyperLogLog strings -----------------------------------------
  *
  *     0  4  "HYLL"

@@ -72,4 +72,8 @@ int sk__hll_redis_size(const sk_hll *h, size_t *size, int *sparse);
 int sk__hll_redis_write(const sk_hll *h, uint8_t *buf, size_t cap, size_t *len);
 int sk__hll_redis_read(sk_hll **out, const uint8_t *buf, size_t len, const sk_allocator *a);
 
+/* The allocator of a map of sketches (hll_map.c), for its file code. */
+struct sk_hll_map;
+const sk_allocator *sk__hll_map_allocator(const struct sk_hll_map *m);
+
 #endif

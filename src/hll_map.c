@@ -549,3 +549,8 @@ size_t sk_hll_map_memory(const sk_hll_map *m)
     }
     return bytes;
 }
+
+const sk_allocator *sk__hll_map_allocator(const sk_hll_map *m)
+{
+    return &m->alloc;
+}

@@ -87,6 +87,21 @@ SK_API int sk_hll_map_sketch(const sk_hll_map *m, size_t index, sk_hll **out);
 SK_API int sk_hll_map_merge_sketch(sk_hll_map *m, const void *key, size_t key_len,
                                    const sk_hll *h);
 
+/* The map as bytes in sketch's group format (docs/hll-format.md): each
+ * group's key and sketch, in group order. sk_hll_map_serialized_size makes
+ * the sketches to measure them (SK_ENOMEM); sk_hll_map_serialize gives
+ * SK_ENOSPACE if cap is short. sk_hll_map_deserialize reads any byte string
+ * to a map or an error (SK_EFORMAT, SK_EVERSION, SK_ETRUNCATED,
+ * SK_ECORRUPT, SK_ECHECKSUM, SK_ENOMEM). sk_hll_map_save writes a file
+ * atomically (a crash leaves the old file or the new one; SK_EIO with
+ * errno); sk_hll_map_load reads one. */
+SK_API int sk_hll_map_serialized_size(const sk_hll_map *m, uint64_t *size);
+SK_API int sk_hll_map_serialize(const sk_hll_map *m, void *buf, size_t cap, size_t *len);
+SK_API int sk_hll_map_deserialize(sk_hll_map **out, const void *buf, size_t len,
+                                  const sk_allocator *allocator);
+SK_API int sk_hll_map_save(const sk_hll_map *m, const char *path);
+SK_API int sk_hll_map_load(sk_hll_map **out, const char *path, const sk_allocator *allocator);
+
 /* Every byte the map holds. */
 SK_API size_t sk_hll_map_memory(const sk_hll_map *m);
 

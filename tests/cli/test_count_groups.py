@@ -228,8 +228,82 @@ def test_unreadable_times_are_counted_and_reported(sk, bad):
     (["--sort", "count"], "apply to --by and --time"),
     (["--top", "3"], "apply to --by and --time"),
     (["--by", "1", "--per-file"], "not with --per-file"),
-    (["--by", "1", "-o", "out.hll"], "not supported yet"),
     (["--by", "1", "--csv", "--json"], "not both"),
 ])
 def test_bad_usage(sk, args, message):
     assert message in sk.fail("count", *args, input=b"a\n")
+
+
+# ---- group files -------------------------------------------------------------------
+
+
+def test_group_files_count_merge_and_filter(sk, tmp_path):
+    day1, exact1 = zipf_rows(300, 60000, seed=11)
+    day2, exact2 = zipf_rows(300, 60000, seed=12)
+    (tmp_path / "d1.tsv").write_bytes(day1)
+    (tmp_path / "d2.tsv").write_bytes(day2)
+    (tmp_path / "both.tsv").write_bytes(day1 + day2)
+    printed = {}
+    for name in ["d1", "d2", "both"]:
+        r = sk.ok("count", "--by", "1", "-f", "2", "-o", tmp_path / f"{name}.skg",
+                  tmp_path / f"{name}.tsv")
+        printed[name] = r.stdout
+    # a group file counts as the command printed
+    assert sk.ok("hll", "count", tmp_path / "d1.skg").stdout == printed["d1"]
+    # the union of two days is the sketch of the concatenated input, byte for byte
+    sk.ok("hll", "merge", "-o", tmp_path / "week.skg", tmp_path / "d1.skg", tmp_path / "d2.skg")
+    assert sk.ok("hll", "count", tmp_path / "week.skg").stdout == printed["both"]
+    assert sk.ok("hll", "count", tmp_path / "d1.skg", tmp_path / "d2.skg").stdout == \
+        printed["both"]
+    for group in ["g0", "g7", "g150"]:
+        a = sk.ok("hll", "export", "--group", group, tmp_path / "week.skg").stdout
+        b = sk.ok("hll", "export", "--group", group, tmp_path / "both.skg").stdout
+        assert a == b and a.startswith(b"HYLL")
+        one = sk.ok("hll", "count", "--group", group, tmp_path / "week.skg").stdout
+        assert int(one) == parse_counts(printed["both"])[group]
+    assert sk.ok("hll", "count", "--group", "nope", tmp_path / "week.skg").stdout == b"0\n"
+    js = json.loads(sk.ok("hll", "count", "--json", tmp_path / "d1.skg").stdout)
+    assert {row["group"]: row["count"] for row in js} == parse_counts(printed["d1"])
+    info = sk.ok("hll", "info", tmp_path / "week.skg").stdout.decode()
+    assert "format: sketch groups 1" in info and "precision: 14" in info
+    assert f"groups: {len(set(exact1) | set(exact2))}" in info
+
+
+def test_group_files_of_windows_name_groups_as_printed(sk, tmp_path):
+    rows = b"0\ta\tu1\n10\ta\tu2\n70\tb\tu1\n"
+    out = sk.ok("count", "--time", "1", "--every", "1m", "--by", "2", "-f", "3",
+                "-o", tmp_path / "w.skg", input=rows).stdout
+    assert out == b"1970-01-01T00:00:00Z\ta\t2\n1970-01-01T00:01:00Z\tb\t1\n"
+    assert sk.ok("hll", "count", tmp_path / "w.skg").stdout == out
+    assert sk.ok("hll", "count", "--group", "1970-01-01T00:00:00Z\ta",
+                 tmp_path / "w.skg").stdout == b"2\n"
+
+
+def test_group_files_lower_precisions_fold(sk, tmp_path):
+    rows = "".join(f"g\tu{i}\n" for i in range(5000)).encode()
+    sk.ok("count", "-p", "16", "--by", "1", "-f", "2", "-o", tmp_path / "p16.skg", input=rows)
+    sk.ok("count", "-p", "12", "--by", "1", "-f", "2", "-o", tmp_path / "p12.skg", input=rows)
+    merged = sk.ok("hll", "count", tmp_path / "p16.skg", tmp_path / "p12.skg").stdout
+    assert merged == sk.ok("count", "-p", "12", "--by", "1", "-f", "2", input=rows).stdout
+
+
+def test_group_file_errors(sk, tmp_path):
+    sk.ok("count", "--by", "1", "-o", tmp_path / "g.skg", input=b"a\nb\n")
+    sk.ok("count", "-o", tmp_path / "one.skh", input=b"a\nb\n")
+    data = (tmp_path / "g.skg").read_bytes()
+    (tmp_path / "cut.skg").write_bytes(data[:-3])
+    assert "not a valid group file" in sk.fail("hll", "count", tmp_path / "cut.skg")
+    flipped = bytearray(data)
+    flipped[30] ^= 1
+    (tmp_path / "flip.skg").write_bytes(bytes(flipped))
+    assert "not a valid group file" in sk.fail("hll", "count", tmp_path / "flip.skg")
+    assert "group files only" in sk.fail("hll", "count", tmp_path / "g.skg", tmp_path / "one.skh")
+    assert "group file" in sk.fail("hll", "add", tmp_path / "g.skg", "x")
+    assert "--group is for group files" in sk.fail("hll", "count", "--group", "a",
+                                                   tmp_path / "one.skh")
+    assert "not a Redis string" in sk.fail("hll", "merge", "-r", "-o", tmp_path / "o",
+                                           tmp_path / "g.skg")
+    assert "not to -o FILE" in sk.fail("hll", "export", "-o", tmp_path / "x", tmp_path / "g.skg")
+    assert "standard output" in sk.fail("count", "--by", "1", "-o", "-", input=b"a\n")
+    # the -o file is written whole, or not at all
+    assert sk.ok("hll", "count", tmp_path / "g.skg").stdout == b"a\t1\nb\t1\n"

@@ -936,3 +936,35 @@ def test_cli_reads_and_writes_redis_strings(r, tmp_path):
     _sketch("hll", "add", "-p", "16", n, stdin=b"\n".join(items) + b"\n")
     r.set(b"n", _sketch("hll", "export", n))
     assert r.pfcount(b"n") == expected
+
+
+def test_group_file_loads_into_redis_with_redis_cli_pipe(r, redis_server_port, tmp_path):
+    """sketch count --by -o writes a group file; hll export turns it into SET
+    commands that redis-cli --pipe sends; every key then counts in PFCOUNT
+    exactly as the group did, and as PFADD of the group's items does."""
+    port = redis_server_port[0]
+    rng = random.Random(21)
+    groups = {f"page{g}".encode(): [] for g in range(40)}
+    rows = []
+    for i in range(60000):
+        g = f"page{min(int(rng.paretovariate(1.0)) - 1, 39)}".encode()
+        user = b"user%d" % rng.randrange(30000)
+        groups[g].append(user)
+        rows.append(g + b"\t" + user + b"\n")
+    f = str(tmp_path / "day.skg")
+    printed = _sketch("count", "--by", "1", "-f", "2", "-o", f, stdin=b"".join(rows))
+    counts = dict(line.split(b"\t") for line in printed.splitlines())
+    commands = _sketch("hll", "export", "--prefix", "visits:", f)
+    pipe = subprocess.run(["redis-cli", "-p", str(port), "--pipe"], input=commands,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    assert pipe.returncode == 0, pipe.stderr
+    assert b"errors: 0" in pipe.stdout
+    for g, items in groups.items():
+        if not items:
+            continue
+        assert r.pfcount(b"visits:" + g) == int(counts[g])
+        pfadd(r, b"ref:" + g, items)
+        assert r.pfcount(b"ref:" + g) == int(counts[g])
+        # the same string but for the cardinality PFCOUNT cached in bytes 8..15
+        stored, exported = r.get(b"visits:" + g), _sketch("hll", "export", "--group", g.decode(), f)
+        assert stored[:8] == exported[:8] and stored[16:] == exported[16:]

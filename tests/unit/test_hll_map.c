@@ -7,6 +7,7 @@
  * after merges of maps and of sketches; and under an allocator that fails,
  * where a call that fails must leave the map as it was.
  */
+#define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,7 +17,10 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <unistd.h>
+#include <xxhash.h>
 
+#include "format.h"
 #include "sketch.h"
 
 static uint64_t splitmix64(uint64_t *state)
@@ -242,6 +246,115 @@ static void test_batch_is_single_adds(void **state)
     free(item_lens);
 }
 
+static uint8_t *serialized(const sk_hll_map *m, size_t *len)
+{
+    uint64_t size;
+    assert_int_equal(sk_hll_map_serialized_size(m, &size), SK_OK);
+    uint8_t *buf = malloc((size_t)size);
+    assert_non_null(buf);
+    assert_int_equal(sk_hll_map_serialize(m, buf, (size_t)size - 1, len), SK_ENOSPACE);
+    assert_int_equal(sk_hll_map_serialize(m, buf, (size_t)size, len), SK_OK);
+    assert_int_equal(*len, size);
+    return buf;
+}
+
+/* Bytes, files and back: the same groups in the same order, each the same
+ * sketch; every truncation and every flipped byte is refused. */
+static void test_bytes_and_files(void **state)
+{
+    (void)state;
+    sk_hll_map *m;
+    assert_int_equal(sk_hll_map_create(&m, 10, NULL), SK_OK);
+    sk_hll *refs[GROUPS] = {0};
+    build(m, refs, 10, 4);
+    assert_int_equal(sk_hll_map_add(m, "", 0, "empty key", 9), 1);
+    size_t len;
+    uint8_t *buf = serialized(m, &len);
+    assert_memory_equal(buf, SK_HG_MAGIC, 4);
+    assert_int_equal(buf[SK_HG_OFF_VERSION], SK_HG_VERSION);
+    assert_int_equal(buf[SK_HG_OFF_PRECISION], 10);
+    assert_int_equal(sk_load_le64(buf + SK_HG_OFF_GROUPS), GROUPS + 1);
+    sk_hll_map *back;
+    assert_int_equal(sk_hll_map_deserialize(&back, buf, len, NULL), SK_OK);
+    char path[] = "/tmp/test_hll_map_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(sk_hll_map_save(m, path), SK_OK);
+    sk_hll_map *loaded;
+    assert_int_equal(sk_hll_map_load(&loaded, path, NULL), SK_OK);
+    unlink(path);
+    for (sk_hll_map *x = back; x != NULL; x = x == back ? loaded : NULL) {
+        assert_int_equal(sk_hll_map_size(x), GROUPS + 1);
+        for (unsigned g = 0; g < GROUPS; g++)
+            assert_group_is(x, g, refs[g]);
+        size_t len2;
+        uint8_t *again = serialized(x, &len2);
+        assert_int_equal(len2, len);
+        assert_memory_equal(again, buf, len);
+        free(again);
+    }
+    for (unsigned g = 0; g < GROUPS; g++)
+        sk_hll_free(refs[g]);
+    sk_hll_map_free(back);
+    sk_hll_map_free(loaded);
+    /* Truncations, and every byte flipped, in a smaller map. */
+    sk_hll_map *small;
+    assert_int_equal(sk_hll_map_create(&small, 12, NULL), SK_OK);
+    for (uint64_t i = 0; i < 40; i++) {
+        uint32_t g = (uint32_t)(i % 3);
+        sk_hll_map_add(small, &g, sizeof g, &i, sizeof i);
+    }
+    free(buf);
+    buf = serialized(small, &len);
+    for (size_t cut = 0; cut < len; cut++) {
+        sk_hll_map *x = (sk_hll_map *)&x;
+        int rc = sk_hll_map_deserialize(&x, buf, cut, NULL);
+        assert_true(rc < 0);
+        assert_null(x);
+    }
+    for (size_t at = 0; at < len; at++) {
+        for (int bit = 0; bit < 8; bit++) {
+            buf[at] ^= (uint8_t)(1u << bit);
+            sk_hll_map *x;
+            int rc = sk_hll_map_deserialize(&x, buf, len, NULL);
+            if (rc == SK_OK)
+                print_error("byte %zu bit %d flipped: accepted\n", at, bit);
+            assert_true(rc < 0);
+            buf[at] ^= (uint8_t)(1u << bit);
+        }
+    }
+    assert_int_equal(sk_hll_map_deserialize(&back, buf, len, NULL), SK_OK);
+    sk_hll_map_free(back);
+    /* A version to come, with a valid checksum. */
+    buf[SK_HG_OFF_VERSION] = 2;
+    sk_store_le32(buf + SK_HG_OFF_CHECKSUM, XXH32(buf, SK_HG_OFF_CHECKSUM, 0));
+    assert_int_equal(sk_hll_map_deserialize(&back, buf, len, NULL), SK_EVERSION);
+    free(buf);
+    /* The same key twice, checksums right: corrupt. */
+    sk_hll_map *one;
+    assert_int_equal(sk_hll_map_create(&one, 12, NULL), SK_OK);
+    sk_hll_map_add(one, "k", 1, "x", 1);
+    buf = serialized(one, &len);
+    size_t rec = len - SK_HG_HEADER_SIZE - SK_HG_TRAILER_SIZE;
+    uint8_t *twice = malloc(len + rec);
+    assert_non_null(twice);
+    memcpy(twice, buf, SK_HG_HEADER_SIZE + rec);
+    memcpy(twice + SK_HG_HEADER_SIZE + rec, buf + SK_HG_HEADER_SIZE, rec);
+    sk_store_le64(twice + SK_HG_OFF_GROUPS, 2);
+    sk_store_le32(twice + SK_HG_OFF_CHECKSUM, XXH32(twice, SK_HG_OFF_CHECKSUM, 0));
+    sk_store_le64(twice + SK_HG_HEADER_SIZE + 2 * rec,
+                  XXH3_64bits(twice + SK_HG_HEADER_SIZE, 2 * rec));
+    assert_int_equal(sk_hll_map_deserialize(&back, twice, len + rec, NULL), SK_ECORRUPT);
+    assert_int_equal(sk_hll_map_deserialize(&back, "SKHL", 4, NULL), SK_EFORMAT);
+    assert_int_equal(sk_hll_map_load(&back, "/nonexistent/groups", NULL), SK_EIO);
+    free(twice);
+    free(buf);
+    sk_hll_map_free(one);
+    sk_hll_map_free(small);
+    sk_hll_map_free(m);
+}
+
 static void test_bad_arguments(void **state)
 {
     (void)state;
@@ -341,6 +454,7 @@ int main(void)
         cmocka_unit_test(test_small_groups_are_small),
         cmocka_unit_test(test_merge),
         cmocka_unit_test(test_batch_is_single_adds),
+        cmocka_unit_test(test_bytes_and_files),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_out_of_memory),
     };
