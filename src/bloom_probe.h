@@ -173,10 +173,14 @@ static inline uint64_t word_of_value(uint64_t v)
  * does lane by lane. SKETCH_PORTABLE builds the baseline alone, so that
  * tests can run it on any machine; so does clang, whose version 14 gives a
  * cloned function no symbol under its own name for callers in other files
- * (the fuzzing build links so). PROBE_CLONES_NOINLINE marks the functions
- * that must stay out of line, which GCC could inline clone into clone. */
+ * (the fuzzing build links so), and so do sanitized builds, whose
+ * instrumented resolvers would run before the sanitizer's runtime is up
+ * (ThreadSanitizer crashes there). PROBE_CLONES_NOINLINE marks the
+ * functions that must stay out of line, which GCC could inline clone into
+ * clone. */
 #if defined(SPLIT_VECTOR) && defined(__x86_64__) && !defined(SKETCH_PORTABLE) && \
-    !defined(__clang__) && defined(__has_attribute)
+    !defined(__clang__) && !defined(__SANITIZE_THREAD__) && \
+    !defined(__SANITIZE_ADDRESS__) && defined(__has_attribute)
 #if __has_attribute(target_clones)
 #define PROBE_CLONES __attribute__((target_clones("avx2", "default")))
 #endif
