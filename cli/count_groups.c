@@ -472,6 +472,10 @@ int count_groups(struct input *inputs, int count, int threads, const struct grou
             rc = w->error;
         if (t > 0 && rc == SK_OK && err == 0)
             rc = sk_hll_map_merge(all->map, w->map);
+        if (t > 0) { /* each thread's groups go as soon as they are in */
+            sk_hll_map_free(w->map);
+            w->map = NULL;
+        }
         lines += w->lines;
         missing += w->missing;
         if (w->bad_time != 0 && sample == NULL)

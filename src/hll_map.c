@@ -59,7 +59,11 @@ _Static_assert(REC_OFF_KEY - REC_OFF_BODY >= sizeof(sk_hll *), "or a pointer");
  * groups; 5% at 512). */
 #define MAP_SPARSE_MAX 512
 
-#define CHUNK_BYTES ((size_t)64 << 10)
+/* Arena chunks start small, for maps of a few groups, and double up to a
+ * size that malloc takes from mmap, so that freeing a large map gives its
+ * memory back to the system. */
+#define FIRST_CHUNK ((size_t)4 << 10)
+#define MAX_CHUNK ((size_t)4 << 20)
 #define FIRST_TABLE 64
 #define FIRST_RECORDS 64
 
@@ -182,7 +186,10 @@ static void inline_view(const sk_hll_map *m, const uint8_t *r, sk_hll *view,
 static uint8_t *arena_take(sk_hll_map *m, size_t bytes)
 {
     if (bytes > m->free_left) {
-        size_t size = sizeof(struct chunk) + (bytes > CHUNK_BYTES ? bytes : CHUNK_BYTES);
+        size_t chunk = m->chunks == NULL ? FIRST_CHUNK
+                       : m->chunks->size * 2 > MAX_CHUNK ? MAX_CHUNK
+                                                         : m->chunks->size * 2;
+        size_t size = sizeof(struct chunk) + (bytes > chunk ? bytes : chunk);
         struct chunk *c = sk__alloc(&m->alloc, size);
         if (c == NULL)
             return NULL;
