@@ -77,7 +77,7 @@ static void group_seeds(void)
             for (unsigned j = 0; j < shapes[i].items * (g + 1); j++)
                 sk_hll_map_add(m, &g, 1 + g % 2, &j, sizeof j);
         uint64_t size;
-        size_t len;
+        size_t len = 0;
         if (sk_hll_map_serialized_size(m, &size) != SK_OK)
             die("sk_hll_map_serialized_size");
         uint8_t *b = malloc((size_t)size);
