@@ -19,6 +19,7 @@
 
 #include "file_lock.h"
 #include "hll_groups.h"
+#include "report.h"
 #include "sketch.h"
 #include "timestamps.h"
 #include "util.h"
@@ -261,21 +262,6 @@ static int compare_rows(const void *pa, const void *pb)
     return compare_keys(a, b);
 }
 
-static void put_json_string(const char *s, size_t n)
-{
-    putchar('"');
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\')
-            printf("\\%c", c);
-        else if (c < 0x20)
-            printf("\\u%04x", c);
-        else
-            putchar(c);
-    }
-    putchar('"');
-}
-
 static void put_csv_field(const char *s, size_t n)
 {
     if (memchr(s, ',', n) == NULL && memchr(s, '"', n) == NULL && memchr(s, '\n', n) == NULL &&
@@ -323,12 +309,12 @@ static void print_row(const struct group_options *o, const struct row *r, int fi
             printf("\"window\": \"%s\"%s", when, o->nby ? ", " : "");
         if (o->nby == 1) {
             printf("\"group\": ");
-            put_json_string(p, (size_t)(end - p));
+            json_string(stdout, p, (size_t)(end - p));
         } else if (o->nby > 1) {
             printf("\"group\": [");
             for (unsigned i = 0; i < o->nby; i++) {
                 const char *q = i + 1 < o->nby ? memchr(p, sep, (size_t)(end - p)) : end;
-                put_json_string(p, (size_t)(q - p));
+                json_string(stdout, p, (size_t)(q - p));
                 printf(i + 1 < o->nby ? ", " : "]");
                 p = q + 1;
             }

@@ -105,21 +105,6 @@ static int compare_group_rows(const void *pa, const void *pb)
     return c != 0 ? c : (a->len > b->len) - (a->len < b->len);
 }
 
-static void put_json(const char *s, size_t n)
-{
-    putchar('"');
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\')
-            printf("\\%c", c);
-        else if (c < 0x20)
-            printf("\\u%04x", c);
-        else
-            putchar(c);
-    }
-    putchar('"');
-}
-
 void print_group_counts(const sk_hll_map *m, const char *group, int json)
 {
     if (group != NULL) {
@@ -158,7 +143,7 @@ void print_group_counts(const sk_hll_map *m, const char *group, int json)
         sk_hll_map_get(m, rows[i].index, &e);
         if (json) {
             printf("%s\n  {\"group\": ", i ? "," : "");
-            put_json(e.key, e.key_len);
+            json_string(stdout, e.key, e.key_len);
             printf(", \"count\": %llu}", (unsigned long long)e.estimate.count);
         } else {
             fwrite(e.key, 1, e.key_len, stdout);

@@ -47,6 +47,21 @@ void report_double(struct report *r, const char *name, const char *text_format, 
     }
 }
 
+void json_string(FILE *out, const char *s, size_t n)
+{
+    fputc('"', out);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\')
+            fprintf(out, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(out, "\\u%04x", c);
+        else
+            fputc(c, out);
+    }
+    fputc('"', out);
+}
+
 void report_string(struct report *r, const char *name, const char *value)
 {
     key(r, name);
@@ -54,8 +69,7 @@ void report_string(struct report *r, const char *name, const char *value)
         fprintf(r->out, "%s\n", value);
         return;
     }
-    /* The values are the command's own words: no quote or control byte. */
-    fprintf(r->out, "\"%s\"", value);
+    json_string(r->out, value, strlen(value));
 }
 
 void report_bytes(struct report *r, const char *name, double bytes)

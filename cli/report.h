@@ -28,6 +28,10 @@ void report_double(struct report *r, const char *name, const char *text_format, 
 void report_string(struct report *r, const char *name, const char *value);
 void report_bytes(struct report *r, const char *name, double bytes);
 
+/* Bytes as a JSON string, quotes, backslashes and control bytes escaped
+ * (other bytes pass through: UTF-8 stays UTF-8). */
+void json_string(FILE *out, const char *s, size_t n);
+
 /* The estimate of h with its precision, standard error and bounds at 1, 2
  * and 3 standard deviations. */
 void report_estimate(struct report *r, const sk_hll *h);

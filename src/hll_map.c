@@ -119,19 +119,28 @@ static void rec_set_inline(uint8_t *r, unsigned i, uint32_t v)
     memcpy(r + REC_OFF_BODY + i * sizeof v, &v, sizeof v);
 }
 
-/* Turns a record's inline registers into a sketch; SK_ENOMEM leaves it. */
-static int promote(const sk_hll_map *m, uint8_t *r)
+/* A new sketch of a record's inline registers, or NULL. */
+static sk_hll *sketch_of_inline(const sk_hll_map *m, const uint8_t *r)
 {
     sk_hll *h;
     if (sk_hll_create(&h, m->precision, &m->alloc) != SK_OK)
-        return SK_ENOMEM;
+        return NULL;
     for (unsigned i = 0; i < r[REC_OFF_STATE]; i++) {
         uint32_t e = rec_inline(r, i);
         if (sk__hll_set(h, e >> 8, e & 0xff) < 0) {
             sk_hll_free(h);
-            return SK_ENOMEM;
+            return NULL;
         }
     }
+    return h;
+}
+
+/* Turns a record's inline registers into a sketch; SK_ENOMEM leaves it. */
+static int promote(const sk_hll_map *m, uint8_t *r)
+{
+    sk_hll *h = sketch_of_inline(m, r);
+    if (h == NULL)
+        return SK_ENOMEM;
     memcpy(r + REC_OFF_BODY, &h, sizeof h);
     r[REC_OFF_STATE] = PROMOTED;
     return SK_OK;
@@ -542,18 +551,8 @@ int sk_hll_map_sketch(const sk_hll_map *m, size_t index, sk_hll **out)
     const uint8_t *r = m->records[index];
     if (r[REC_OFF_STATE] == PROMOTED)
         return sk_hll_copy(out, rec_sketch(r));
-    sk_hll *h;
-    if (sk_hll_create(&h, m->precision, &m->alloc) != SK_OK)
-        return SK_ENOMEM;
-    for (unsigned i = 0; i < r[REC_OFF_STATE]; i++) {
-        uint32_t e = rec_inline(r, i);
-        if (sk__hll_set(h, e >> 8, e & 0xff) < 0) {
-            sk_hll_free(h);
-            return SK_ENOMEM;
-        }
-    }
-    *out = h;
-    return SK_OK;
+    *out = sketch_of_inline(m, r);
+    return *out != NULL ? SK_OK : SK_ENOMEM;
 }
 
 size_t sk_hll_map_memory(const sk_hll_map *m)

@@ -307,3 +307,13 @@ def test_group_file_errors(sk, tmp_path):
     assert "standard output" in sk.fail("count", "--by", "1", "-o", "-", input=b"a\n")
     # the -o file is written whole, or not at all
     assert sk.ok("hll", "count", tmp_path / "g.skg").stdout == b"a\t1\nb\t1\n"
+
+
+def test_group_names_are_escaped_in_json(sk, tmp_path):
+    odd = 'a "quoted"\\name'
+    sk.ok("count", "--by", "1", "-f", "2", "-o", tmp_path / "q.skg",
+          input=f"{odd}\tu1\n{odd}\tu2\n".encode())
+    js = json.loads(sk.ok("hll", "count", "--json", "--group", odd, tmp_path / "q.skg").stdout)
+    assert js["group"] == odd and js["count"] == 2
+    js = json.loads(sk.ok("hll", "count", "--json", tmp_path / "q.skg").stdout)
+    assert js == [{"group": odd, "count": 2}]
