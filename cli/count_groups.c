@@ -226,26 +226,13 @@ static int group_lines(void *ctx, const char *data, size_t len)
 
 /* ---- output ------------------------------------------------------------- */
 
-struct row {
-    const uint8_t *key;
-    size_t key_len;
-    uint64_t count;
-};
-
 static const struct group_options *sort_options;
 
-static int compare_windows(const struct row *a, const struct row *b)
+static int compare_windows(const struct group_row *a, const struct group_row *b)
 {
     if (sort_options->time_field == 0)
         return 0;
     return memcmp(a->key, b->key, WINDOW_BYTES);
-}
-
-static int compare_keys(const struct row *a, const struct row *b)
-{
-    size_t n = a->key_len < b->key_len ? a->key_len : b->key_len;
-    int c = memcmp(a->key, b->key, n);
-    return c != 0 ? c : (a->key_len > b->key_len) - (a->key_len < b->key_len);
 }
 
 static enum group_sort sort_by;
@@ -253,13 +240,13 @@ static enum group_sort sort_by;
 /* Window first, then count (largest first) or key. */
 static int compare_rows(const void *pa, const void *pb)
 {
-    const struct row *a = pa, *b = pb;
+    const struct group_row *a = pa, *b = pb;
     int c = compare_windows(a, b);
     if (c != 0)
         return c;
     if (sort_by == SORT_COUNT && a->count != b->count)
         return a->count > b->count ? -1 : 1;
-    return compare_keys(a, b);
+    return group_key_order(a, b);
 }
 
 static void put_csv_field(const char *s, size_t n)
@@ -291,7 +278,7 @@ static void print_header(const struct group_options *o)
     }
 }
 
-static void print_row(const struct group_options *o, const struct row *r, int first)
+static void print_row(const struct group_options *o, const struct group_row *r, int first)
 {
     const char *p = (const char *)r->key, *end = p + r->key_len;
     char when[TIME_TEXT_SIZE] = "";
@@ -340,14 +327,7 @@ static void print_row(const struct group_options *o, const struct row *r, int fi
 static void print_groups(const sk_hll_map *map, const struct group_options *o)
 {
     size_t n = sk_hll_map_size(map);
-    struct row *rows = malloc((n ? n : 1) * sizeof *rows);
-    if (rows == NULL)
-        die("out of memory for %zu groups", n);
-    for (size_t i = 0; i < n; i++) {
-        sk_hll_map_entry e;
-        sk_hll_map_get(map, i, &e);
-        rows[i] = (struct row){e.key, e.key_len, e.estimate.count};
-    }
+    struct group_row *rows = group_rows(map);
     sort_options = o;
     if (o->top != 0) {
         /* The K largest of each window, then in the order asked for. */

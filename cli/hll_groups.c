@@ -91,18 +91,30 @@ void save_groups_or_die(const sk_hll_map *m, const char *path)
         die("%s: %s", path, sk_strerror(rc));
 }
 
-struct group_row {
-    const char *key;
-    size_t len;
-    size_t index;
-};
-
-static int compare_group_rows(const void *pa, const void *pb)
+struct group_row *group_rows(const sk_hll_map *m)
 {
-    const struct group_row *a = pa, *b = pb;
-    size_t n = a->len < b->len ? a->len : b->len;
+    size_t n = sk_hll_map_size(m);
+    struct group_row *rows = malloc((n ? n : 1) * sizeof *rows);
+    if (rows == NULL)
+        die("out of memory for %zu groups", n);
+    for (size_t i = 0; i < n; i++) {
+        sk_hll_map_entry e;
+        sk_hll_map_get(m, i, &e);
+        rows[i] = (struct group_row){e.key, e.key_len, e.estimate.count};
+    }
+    return rows;
+}
+
+int group_key_order(const struct group_row *a, const struct group_row *b)
+{
+    size_t n = a->key_len < b->key_len ? a->key_len : b->key_len;
     int c = memcmp(a->key, b->key, n);
-    return c != 0 ? c : (a->len > b->len) - (a->len < b->len);
+    return c != 0 ? c : (a->key_len > b->key_len) - (a->key_len < b->key_len);
+}
+
+static int compare_group_rows(const void *a, const void *b)
+{
+    return group_key_order(a, b);
 }
 
 void print_group_counts(const sk_hll_map *m, const char *group, int json)
@@ -127,27 +139,18 @@ void print_group_counts(const sk_hll_map *m, const char *group, int json)
         return;
     }
     size_t n = sk_hll_map_size(m);
-    struct group_row *rows = malloc((n ? n : 1) * sizeof *rows);
-    if (rows == NULL)
-        die("out of memory for %zu groups", n);
-    for (size_t i = 0; i < n; i++) {
-        sk_hll_map_entry e;
-        sk_hll_map_get(m, i, &e);
-        rows[i] = (struct group_row){e.key, e.key_len, i};
-    }
+    struct group_row *rows = group_rows(m);
     qsort(rows, n, sizeof *rows, compare_group_rows);
     if (json)
         printf("[");
     for (size_t i = 0; i < n; i++) {
-        sk_hll_map_entry e;
-        sk_hll_map_get(m, rows[i].index, &e);
         if (json) {
             printf("%s\n  {\"group\": ", i ? "," : "");
-            json_string(stdout, e.key, e.key_len);
-            printf(", \"count\": %llu}", (unsigned long long)e.estimate.count);
+            json_string(stdout, (const char *)rows[i].key, rows[i].key_len);
+            printf(", \"count\": %llu}", (unsigned long long)rows[i].count);
         } else {
-            fwrite(e.key, 1, e.key_len, stdout);
-            printf("\t%llu\n", (unsigned long long)e.estimate.count);
+            fwrite(rows[i].key, 1, rows[i].key_len, stdout);
+            printf("\t%llu\n", (unsigned long long)rows[i].count);
         }
     }
     if (json)

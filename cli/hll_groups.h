@@ -17,6 +17,18 @@ sk_hll_map *load_groups_or_die(char **paths, int count);
 
 void save_groups_or_die(const sk_hll_map *m, const char *path);
 
+/* A group of a map as printers sort it: its key and its count. */
+struct group_row {
+    const uint8_t *key; /* valid while the map is unchanged */
+    size_t key_len;
+    uint64_t count;
+};
+
+/* Every group of m as a row, in the map's order (malloc'd; dies if out of
+ * memory), and the bytewise order of two rows' keys (a prefix first). */
+struct group_row *group_rows(const sk_hll_map *m);
+int group_key_order(const struct group_row *a, const struct group_row *b);
+
 /* `hll count` of group files: a line per group, "group<TAB>count", sorted
  * by group, or a JSON array; with group != NULL, that group's count. */
 void print_group_counts(const sk_hll_map *m, const char *group, int json);
