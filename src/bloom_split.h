@@ -95,17 +95,6 @@ typedef uint64_t v4u64 __attribute__((vector_size(32)));
  * (the arrays of a dump are 8-byte aligned) and aliases its words. */
 typedef uint64_t v4u64_mem __attribute__((vector_size(32), aligned(8), may_alias));
 
-/* The salts of 16 lanes, two vectors of eight. */
-static const v8u32 SPLIT_SALT_LO = {0x7b1dcdaf, 0xa1b965f5, 0x8009454f, 0x724c81ed,
-                                    0x51a8749b, 0x747ea2eb, 0x1f4532e1, 0xc916ab3d};
-static const v8u32 SPLIT_SALT_HI = {0x41c98ac3, 0x368cb0a7, 0x3cb13d09, 0x055bdef7,
-                                    0xe0bbdb7b, 0x983aa92f, 0x00cc4d19, 0x971d80ab};
-/* The salts of 8 lanes, interleaved: 32-bit element 2j computes lane j and
- * element 2j + 1 lane 4 + j, so that the element pairs of h2 repeated (low
- * half, high half) widen to lanes 0..3 and 4..7 with a mask and a shift. */
-static const v8u32 SPLIT_SALT_8 = {0x7b1dcdaf, 0x51a8749b, 0xa1b965f5, 0x747ea2eb,
-                                   0x8009454f, 0x1f4532e1, 0x724c81ed, 0xc916ab3d};
-
 /* A line, or a mask of one: words 0..3 and 4..7. */
 struct split_line {
     v4u64 lo, hi;
@@ -113,17 +102,26 @@ struct split_line {
 
 static inline __attribute__((always_inline)) struct split_line split_mask(uint64_t h2, unsigned k)
 {
+    /* SPLIT_SALT as two vectors of eight; the compiler folds the copies to
+     * constants. */
+    v8u32 salt_lo, salt_hi;
+    memcpy(&salt_lo, SPLIT_SALT, sizeof salt_lo);
+    memcpy(&salt_hi, SPLIT_SALT + 8, sizeof salt_hi);
     if (k == 8) {
-        /* As 32-bit elements, h2 repeated is its low and high halves in turn. */
-        v4u64 pos = (v4u64)(((v8u32)(v4u64){h2, h2, h2, h2} * SPLIT_SALT_8) >> 26);
+        /* As 32-bit elements, h2 repeated is its low and high halves in
+         * turn; the salts are interleaved to match, element 2j computing
+         * lane j and element 2j + 1 lane 4 + j, so that lanes 0..3 and 4..7
+         * widen from the element pairs with a mask and a shift. */
+        v8u32 salt = __builtin_shufflevector(salt_lo, salt_lo, 0, 4, 1, 5, 2, 6, 3, 7);
+        v4u64 pos = (v4u64)(((v8u32)(v4u64){h2, h2, h2, h2} * salt) >> 26);
         v4u64 one = {1, 1, 1, 1};
         return (struct split_line){one << (pos & 0xffffffff), one << (pos >> 32)};
     }
     uint32_t lo = (uint32_t)h2, hi = (uint32_t)(h2 >> 32);
     v8u32 one = {1, 1, 1, 1, 1, 1, 1, 1};
     return (struct split_line){
-        (v4u64)(one << (((v8u32){lo, lo, lo, lo, lo, lo, lo, lo} * SPLIT_SALT_LO) >> 27)),
-        (v4u64)(one << (((v8u32){hi, hi, hi, hi, hi, hi, hi, hi} * SPLIT_SALT_HI) >> 27))};
+        (v4u64)(one << (((v8u32){lo, lo, lo, lo, lo, lo, lo, lo} * salt_lo) >> 27)),
+        (v4u64)(one << (((v8u32){hi, hi, hi, hi, hi, hi, hi, hi} * salt_hi) >> 27))};
 }
 
 static inline __attribute__((always_inline)) struct split_line
