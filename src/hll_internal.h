@@ -72,8 +72,10 @@ int sk__hll_redis_size(const sk_hll *h, size_t *size, int *sparse);
 int sk__hll_redis_write(const sk_hll *h, uint8_t *buf, size_t cap, size_t *len);
 int sk__hll_redis_read(sk_hll **out, const uint8_t *buf, size_t len, const sk_allocator *a);
 
-/* The allocator of a map of sketches (hll_map.c), for its file code. */
+/* For the file code of maps of sketches (hll_map.c): a map's allocator,
+ * and the key of group index (< size) without its estimate. */
 struct sk_hll_map;
 const sk_allocator *sk__hll_map_allocator(const struct sk_hll_map *m);
+const uint8_t *sk__hll_map_key(const struct sk_hll_map *m, size_t index, size_t *len);
 
 #endif

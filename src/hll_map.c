@@ -517,13 +517,19 @@ unsigned sk_hll_map_precision(const sk_hll_map *m)
     return m->precision;
 }
 
+const uint8_t *sk__hll_map_key(const sk_hll_map *m, size_t index, size_t *len)
+{
+    const uint8_t *r = m->records[index];
+    *len = rec_key_len(r);
+    return r + REC_OFF_KEY;
+}
+
 int sk_hll_map_get(const sk_hll_map *m, size_t index, sk_hll_map_entry *out)
 {
     if (m == NULL || out == NULL || index >= m->size)
         return SK_EINVAL;
     const uint8_t *r = m->records[index];
-    out->key = r + REC_OFF_KEY;
-    out->key_len = rec_key_len(r);
+    out->key = sk__hll_map_key(m, index, &out->key_len);
     if (r[REC_OFF_STATE] == PROMOTED) {
         sk_hll_estimate_with_bounds(rec_sketch(r), &out->estimate);
     } else {

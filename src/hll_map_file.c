@@ -63,9 +63,9 @@ static int write_map(const sk_hll_map *m, struct sink *s)
     int rc = put(s, head, sizeof head);
     XXH3_64bits_reset(&s->sum);
     for (size_t g = 0; rc == SK_OK && g < sk_hll_map_size(m); g++) {
-        sk_hll_map_entry e;
+        size_t key_len;
+        const uint8_t *key = sk__hll_map_key(m, g, &key_len);
         sk_hll *h;
-        sk_hll_map_get(m, g, &e);
         rc = sk_hll_map_sketch(m, g, &h);
         if (rc != SK_OK)
             break;
@@ -75,14 +75,14 @@ static int write_map(const sk_hll_map *m, struct sink *s)
         sk_hll_free(h);
         if (rc == SK_OK) {
             uint8_t rec[SK_HG_REC_OFF_KEY];
-            sk_store_le32(rec + SK_HG_REC_OFF_KEY_LEN, (uint32_t)e.key_len);
+            sk_store_le32(rec + SK_HG_REC_OFF_KEY_LEN, (uint32_t)key_len);
             sk_store_le32(rec + SK_HG_REC_OFF_SKETCH_LEN, (uint32_t)len);
             XXH3_64bits_update(&s->sum, rec, sizeof rec);
-            XXH3_64bits_update(&s->sum, e.key, e.key_len);
+            XXH3_64bits_update(&s->sum, key, key_len);
             XXH3_64bits_update(&s->sum, bytes, len);
             rc = put(s, rec, sizeof rec);
             if (rc == SK_OK)
-                rc = put(s, e.key, e.key_len);
+                rc = put(s, key, key_len);
             if (rc == SK_OK)
                 rc = put(s, bytes, len);
         }
