@@ -168,13 +168,43 @@ uint64_t sk_hll_hash(const void *data, size_t len)
 
 /* ---- registers ---------------------------------------------------------- */
 
-/* Index of the first sparse entry whose register index is >= idx. */
+static uint32_t sparse_index(const sk_hll *h, uint32_t pos)
+{
+    return h->sparse[pos] >> 8;
+}
+
+/* Index of the first sparse entry whose register index is >= idx.
+ * Registers are set at the indices of uniform hashes, so idx's place among
+ * sparse_len of them is near sparse_len * idx / m (within a few times
+ * sqrt(sparse_len)): a search that gallops out from there reads the one or
+ * two cache lines around it, where a binary search would read log2 of the
+ * array's lines, each a miss in a cold sketch. */
 static uint32_t sparse_lower_bound(const sk_hll *h, uint32_t idx)
 {
-    uint32_t lo = 0, hi = h->sparse_len;
+    uint32_t len = h->sparse_len;
+    if (len == 0)
+        return 0;
+    uint32_t at = (uint32_t)(((uint64_t)idx * len) >> h->precision), lo, hi, step = 1;
+    if (sparse_index(h, at) < idx) {
+        /* The answer is past `at`, at or before at + step. */
+        while (at + step < len && sparse_index(h, at + step) < idx) {
+            at += step;
+            step *= 2;
+        }
+        lo = at + 1;
+        hi = at + step < len ? at + step : len;
+    } else {
+        /* The answer is at or before `at`, after at - step. */
+        while (at >= step && sparse_index(h, at - step) >= idx) {
+            at -= step;
+            step *= 2;
+        }
+        lo = at >= step ? at - step + 1 : 0;
+        hi = at;
+    }
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if ((h->sparse[mid] >> 8) < idx)
+        if (sparse_index(h, mid) < idx)
             lo = mid + 1;
         else
             hi = mid;

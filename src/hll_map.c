@@ -387,10 +387,63 @@ static inline void register_of(uint64_t hash, unsigned p, uint32_t *idx, unsigne
     *value = (unsigned)__builtin_ctzll(rank_bits) + 1;
 }
 
-/* Items in flight in a batch, in each of its two stages: enough to cover
- * a miss of the table or of a sketch's registers with the work of the
- * others, few enough that their lines stay in the L1 cache. */
-#define RING 16
+/* A batch is a pipeline: an item's key is hashed and its table slot
+ * prefetched (stage 0), then, DEPTH items later at each step, its group's
+ * `records` entry (1), its record (2), its sketch's header (3, where the
+ * group is found or made and the item hashed), its register's line (4),
+ * and two steps after that its register is set (5). A group of a large map
+ * costs four dependent misses and its register one more, each hidden behind
+ * the work on the items in between. */
+#define DEPTH 8
+#define LAST (6 * DEPTH) /* stage 5; the register's line gets two steps */
+#define RING 64          /* a power of two past LAST */
+_Static_assert(RING > LAST && (RING & (RING - 1)) == 0, "the ring holds every stage");
+/* At most this many groups, the records stay in the caches and stages 1
+ * and 2 are skipped: they would prefetch lines already there. */
+#define DEEP_GROUPS 32768
+
+struct in_flight {
+    uint64_t key_hash;
+    uint64_t hash; /* of the item */
+    uint8_t *record;
+};
+
+/* GCC finds a function whose only effect is a prefetch free of side
+ * effects, and deletes the calls: the helpers are inlined before that. */
+#define PREFETCHER static inline __attribute__((always_inline)) void
+
+/* Stages 1 and 2 are the probe's first steps as prefetches; a group that
+ * is not in its home slot is found by the probe itself, with a miss. */
+PREFETCHER prefetch_entry(const sk_hll_map *m, uint64_t kh)
+{
+    const struct slot *s = &m->table[(uint32_t)kh & (m->table_cap - 1)];
+    if (s->group != 0 && s->tag == (uint32_t)(kh >> 32))
+        __builtin_prefetch(&m->records[s->group - 1], 0);
+}
+
+PREFETCHER prefetch_record(const sk_hll_map *m, uint64_t kh, size_t key_len)
+{
+    const struct slot *s = &m->table[(uint32_t)kh & (m->table_cap - 1)];
+    if (s->group != 0 && s->tag == (uint32_t)(kh >> 32)) {
+        const uint8_t *r = m->records[s->group - 1];
+        __builtin_prefetch(r, 1);
+        __builtin_prefetch(r + REC_OFF_KEY + key_len, 0);
+    }
+}
+
+/* Stage 4: the register's line, or the sparse entries around the place
+ * where a search for it starts (hll.c's sparse_lower_bound). */
+PREFETCHER prefetch_register(const sk_hll_map *m, const uint8_t *r, uint64_t hash)
+{
+    if (r[REC_OFF_STATE] != PROMOTED)
+        return;
+    const sk_hll *h = rec_sketch(r);
+    uint32_t idx = (uint32_t)(hash & (sk__hll_registers(m->precision) - 1));
+    if (h->registers != NULL)
+        __builtin_prefetch(h->registers + idx, 1);
+    else if (h->sparse != NULL)
+        __builtin_prefetch(h->sparse + (((uint64_t)idx * h->sparse_len) >> m->precision), 1);
+}
 
 int sk_hll_map_add_batch(sk_hll_map *m, const void *const *keys, const size_t *key_lens,
                          const void *const *items, const size_t *item_lens, size_t n)
@@ -398,42 +451,44 @@ int sk_hll_map_add_batch(sk_hll_map *m, const void *const *keys, const size_t *k
     if (m == NULL || (n != 0 && (keys == NULL || key_lens == NULL || items == NULL ||
                                  item_lens == NULL)))
         return SK_EINVAL;
-    /* Item i is hashed and its table slot prefetched; RING items later its
-     * group is found and the line of its register prefetched; RING more
-     * later the register is set. */
-    uint64_t key_hashes[RING], hashes[2 * RING];
-    uint8_t *records[2 * RING];
+    struct in_flight ring[RING];
     unsigned p = m->precision;
-    for (size_t i = 0; i < n + 2 * RING; i++) {
-        if (i >= 2 * RING) {
-            size_t j = i - 2 * RING;
+    int deep = m->size > DEEP_GROUPS;
+    for (size_t i = 0; i < n + LAST; i++) {
+        size_t j;
+        /* Stage 5: the register is set. */
+        if (i >= LAST) {
+            j = i - LAST;
             uint32_t idx;
             unsigned value;
-            register_of(hashes[j % (2 * RING)], p, &idx, &value);
-            int rc = rec_set(m, records[j % (2 * RING)], idx, value);
+            register_of(ring[j % RING].hash, p, &idx, &value);
+            int rc = rec_set(m, ring[j % RING].record, idx, value);
             if (rc < 0)
                 return rc;
         }
-        if (i >= RING && i - RING < n) {
-            size_t j = i - RING;
+        if (i >= 4 * DEPTH && (j = i - 4 * DEPTH) < n)
+            prefetch_register(m, ring[j % RING].record, ring[j % RING].hash);
+        /* Stage 3: the group is found (or made), the item hashed. */
+        if (i >= 3 * DEPTH && (j = i - 3 * DEPTH) < n) {
             if (keys[j] == NULL && key_lens[j] != 0)
                 return SK_EINVAL;
             int rc;
-            uint8_t *r = group_of_hashed(m, keys[j], key_lens[j], key_hashes[j % RING], &rc);
+            uint8_t *r = group_of_hashed(m, keys[j], key_lens[j], ring[j % RING].key_hash, &rc);
             if (r == NULL)
                 return rc;
-            records[j % (2 * RING)] = r;
-            uint64_t hash = sk_murmur64a(items[j], item_lens[j], SK_REDIS_HLL_SEED);
-            hashes[j % (2 * RING)] = hash;
-            if (r[REC_OFF_STATE] == PROMOTED) {
-                const sk_hll *h = rec_sketch(r);
-                if (h->registers != NULL)
-                    __builtin_prefetch(h->registers + (hash & (sk__hll_registers(p) - 1)), 1);
-            }
+            ring[j % RING].record = r;
+            ring[j % RING].hash = sk_murmur64a(items[j], item_lens[j], SK_REDIS_HLL_SEED);
+            if (r[REC_OFF_STATE] == PROMOTED)
+                __builtin_prefetch(rec_sketch(r), 0);
         }
+        if (deep && i >= 2 * DEPTH && (j = i - 2 * DEPTH) < n)
+            prefetch_record(m, ring[j % RING].key_hash, key_lens[j]);
+        if (deep && i >= DEPTH && (j = i - DEPTH) < n)
+            prefetch_entry(m, ring[j % RING].key_hash);
+        /* Stage 0: the key is hashed, its home slot prefetched. */
         if (i < n) {
             uint64_t kh = key_hash(keys[i], key_lens[i]);
-            key_hashes[i % RING] = kh;
+            ring[i % RING].key_hash = kh;
             __builtin_prefetch(&m->table[(uint32_t)kh & (m->table_cap - 1)], 0);
         }
     }

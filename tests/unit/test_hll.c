@@ -238,6 +238,57 @@ static void test_reset_forgets_everything(void **state)
     sk_hll_free(empty);
 }
 
+/* A hash that sets register idx to value at precision p. */
+static uint64_t hash_of_register(unsigned p, uint32_t idx, unsigned value)
+{
+    return idx | (UINT64_C(1) << (value - 1)) << p;
+}
+
+/* A sparse sketch's search for a register starts where uniform indices
+ * would put it: registers bunched at either end, in the middle or in
+ * runs, set in any order, are found all the same. Every add's report is
+ * checked against a plain array of registers, and the end result against
+ * a dense sketch given the same adds (both over a floor of ones, which
+ * makes them dense). */
+static void test_sparse_finds_registers_wherever_they_are(void **state)
+{
+    (void)state;
+    const unsigned p = 14;
+    const uint32_t m = 1u << p;
+    uint8_t *expected = calloc(m, 1);
+    assert_non_null(expected);
+    for (unsigned layout = 0; layout < 5; layout++) {
+        sk_hll *sparse = new_hll(p), *floor = new_hll(p), *dense = new_hll(p);
+        for (uint32_t i = 0; i < m; i++) {
+            assert_true(sk_hll_add_hash(floor, hash_of_register(p, i, 1)) >= 0);
+            assert_true(sk_hll_add_hash(dense, hash_of_register(p, i, 1)) >= 0);
+        }
+        memset(expected, 0, m);
+        uint64_t rng = layout;
+        for (unsigned i = 0; i < 3000; i++) {
+            uint32_t r = (uint32_t)splitmix64(&rng);
+            uint32_t idx = layout == 0   ? r % 300               /* the low end */
+                           : layout == 1 ? m - 1 - r % 300       /* the high end */
+                           : layout == 2 ? m / 2 - 150 + r % 300 /* the middle */
+                           : layout == 3 ? (r % 2 ? r % 150 : m - 1 - r % 150)
+                                         : (r % 16) * 1024 + r % 20; /* runs */
+            unsigned value = 1 + (unsigned)(splitmix64(&rng) % 20);
+            uint64_t hash = hash_of_register(p, idx, value);
+            assert_int_equal(sk_hll_add_hash(sparse, hash), expected[idx] < value);
+            if (expected[idx] < value)
+                expected[idx] = (uint8_t)value;
+            assert_true(sk_hll_add_hash(dense, hash) >= 0);
+        }
+        assert_true(hll_is_sparse(sparse));
+        assert_int_equal(sk_hll_merge(floor, sparse), SK_OK);
+        assert_same_registers(floor, dense);
+        sk_hll_free(sparse);
+        sk_hll_free(floor);
+        sk_hll_free(dense);
+    }
+    free(expected);
+}
+
 /* The union of two sketches equals one sketch of all the items, for every
  * combination of representations. */
 static void test_merge_equals_sketch_of_union(void **state)
@@ -703,6 +754,7 @@ int main(void)
         cmocka_unit_test(test_hash_reads_every_byte_at_any_alignment),
         cmocka_unit_test(test_small_counts_are_exact),
         cmocka_unit_test(test_sparse_turns_dense_at_the_limit),
+        cmocka_unit_test(test_sparse_finds_registers_wherever_they_are),
         cmocka_unit_test(test_copy_is_independent),
         cmocka_unit_test(test_reset_forgets_everything),
         cmocka_unit_test(test_merge_equals_sketch_of_union),
