@@ -35,7 +35,7 @@
  * ---------------
  * Sparse: while few registers are nonzero the sketch keeps a sorted array of
  * 32-bit entries (index << 8 | value), so a sketch of 10 items is a few dozen
- * bytes. An insert is a binary search and a memmove; the array is converted
+ * bytes. An insert is a search and a memmove; the array is converted
  * to dense registers at m/8 entries (at most 4096), where the memmove would
  * start to cost more than the 2^p bytes it saves.
  *

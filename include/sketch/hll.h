@@ -99,6 +99,29 @@ SK_API uint64_t sk_hll_count(const sk_hll *h);
 /* The estimate with its standard error and bounds. */
 SK_API void sk_hll_estimate_with_bounds(const sk_hll *h, sk_hll_estimate *out);
 
+/* One quantity of a comparison: its estimate, standard error, and bounds
+ * at 1, 2 and 3 standard errors, clipped to the quantity's range. */
+typedef struct sk_hll_part {
+    double estimate;
+    double standard_error;
+    double lower[3];
+    double upper[3];
+} sk_hll_part;
+
+/* What sketches of sets A and B say of both sets together, by joint
+ * maximum likelihood (Ertl 2017; docs/hll-compare.md): far more precise for
+ * a small intersection than |A| + |B| - |A u B|. */
+typedef struct sk_hll_comparison {
+    unsigned precision;   /* the smaller one's; the other is folded to it */
+    sk_hll_part either;   /* |A u B| */
+    sk_hll_part both;     /* |A n B| */
+    sk_hll_part a_only;   /* |A \ B| */
+    sk_hll_part b_only;   /* |B \ A| */
+    sk_hll_part jaccard;  /* |A n B| / |A u B|, 0 when both are empty */
+    sk_hll_part retained; /* |A n B| / |A|: the share of A also in B */
+} sk_hll_comparison;
+SK_API int sk_hll_compare(const sk_hll *a, const sk_hll *b, sk_hll_comparison *out);
+
 /* Makes dst the union of dst and src. Sketches of different precision are
  * combined at the smaller one, so dst may lose precision: folding a sketch to
  * a lower precision gives exactly the sketch the same items would have built
