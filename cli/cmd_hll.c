@@ -1,6 +1,7 @@
 /*
  * cmd_hll.c: `sketch hll`, HyperLogLog sketch files: add items, count the
- * union of several, merge, describe, and export for Redis.
+ * union of several, merge, describe, export for Redis, and compare
+ * (hll_compare.c).
  *
  * Every command reads both sketch's own format and Redis's HyperLogLog
  * strings (told apart by their first bytes), and `add` writes a file back in
@@ -17,6 +18,7 @@
 
 #include "commands.h"
 #include "file_lock.h"
+#include "hll_compare.h"
 #include "hll_groups.h"
 #include "lines.h"
 #include "report.h"
@@ -36,6 +38,9 @@ static const char hll_usage[] =
     "  export [-o OUT] FILE                 write FILE as a Redis HyperLogLog string;\n"
     "                                       a group file as Redis SET commands\n"
     "  fold -p P [-o OUT] FILE              lower FILE's precision to P\n"
+    "  compare [--json] A B                 how the sets of A and B overlap: union,\n"
+    "                                       intersection, each alone, Jaccard index\n"
+    "  retention [--json] BASE LATER...     how many of BASE's items each LATER has\n"
     "\n"
     "Run 'sketch hll COMMAND --help' for the options of each. Exit status: 0 on\n"
     "success, 2 on bad usage or bad input.\n";
@@ -409,11 +414,31 @@ static int hll_fold(int argc, char **argv)
     return EXIT_OK;
 }
 
+static int hll_compare(int argc, char **argv)
+{
+    struct hll_options opt;
+    int first = parse_hll_options("hll compare", hll_compare_usage, ":Jh", argc, argv, &opt);
+    if (argc - first != 2)
+        die_usage("hll compare", "give two sketch files, A and B");
+    return hll_compare_files(argv[first], argv[first + 1], opt.json);
+}
+
+static int hll_retention(int argc, char **argv)
+{
+    struct hll_options opt;
+    int first =
+        parse_hll_options("hll retention", hll_retention_usage, ":Jh", argc, argv, &opt);
+    if (argc - first < 2)
+        die_usage("hll retention", "give the BASE sketch and at least one LATER one");
+    return hll_retention_files(argv + first, argc - first, opt.json);
+}
+
 int cmd_hll(int argc, char **argv)
 {
     static const struct subcommand commands[] = {
         {"add", hll_add},   {"count", hll_count},   {"merge", hll_merge},
         {"info", hll_info}, {"export", hll_export}, {"fold", hll_fold},
+        {"compare", hll_compare}, {"retention", hll_retention},
     };
     return run_subcommand("hll", hll_usage, commands, sizeof commands / sizeof commands[0], argc,
                           argv);

@@ -7,7 +7,8 @@ import subprocess
 
 import pytest
 
-GROUPS = {"hll": ["add", "count", "merge", "info", "export", "fold"],
+GROUPS = {"hll": ["add", "count", "merge", "info", "export", "fold", "compare",
+                  "retention"],
           "bloom": ["create", "add", "check", "info", "merge"]}
 MAN = os.environ.get("SKETCH_MAN_PAGE", "")
 COMPLETION = os.environ.get("SKETCH_COMPLETION", "")
