@@ -56,6 +56,8 @@ static RedisModuleCommandKeySpec key_read[2] = KEY(RM_KEY_RO | RM_KEY_ACCESS);
 static RedisModuleCommandKeySpec key_meta[2] = KEY(RM_KEY_RO);
 static RedisModuleCommandKeySpec key_update[2] = KEY(RM_KEY_RW | RM_KEY_UPDATE);
 static RedisModuleCommandKeySpec keys_read[2] = KEYS(RM_KEY_RO | RM_KEY_ACCESS);
+/* HLL.COMPARE's two keys: the first and the one after it. */
+static RedisModuleCommandKeySpec key_pair_read[2] = KEY_RANGE(RM_KEY_RO | RM_KEY_ACCESS, 1);
 
 static RedisModuleCommandArg expansion_value[] = {ARG("expansion", RM_ARG_INTEGER), {0}};
 static RedisModuleCommandArg capacity_value[] = {ARG("capacity", RM_ARG_INTEGER), {0}};
@@ -112,6 +114,10 @@ static RedisModuleCommandArg keys_args[] = {
 static RedisModuleCommandArg hll_merge_args[] = {
     {.name = "destkey", .type = RM_ARG_KEY, .key_spec_index = 0},
     {.name = "sourcekey", .type = RM_ARG_KEY, .key_spec_index = 1, .flags = RM_ARG_MULTIPLE},
+    {0}};
+static RedisModuleCommandArg hll_compare_args[] = {
+    {.name = "key1", .type = RM_ARG_KEY, .key_spec_index = 0},
+    {.name = "key2", .type = RM_ARG_KEY, .key_spec_index = 0},
     {0}};
 static RedisModuleCommandArg hll_import_args[] = {ARG_KEY, ARG("value", RM_ARG_STRING), {0}};
 
@@ -179,6 +185,9 @@ static const struct command_doc docs[] = {
     {"hll.merge", "Merges sketches into the first key, keeping its kind",
      K_UNION, "0.1.0", -3,
      "write slow hyperloglog", merge_keys, hll_merge_args},
+    {"hll.compare",
+     "Estimates the union, intersection, differences and Jaccard index of two sketches",
+     K_REGISTERS, "0.2.0", 3, "read slow hyperloglog", key_pair_read, hll_compare_args},
     {"hll.info", "Returns the precision, registers, encoding, count, error and memory",
      K_REGISTERS, "0.1.0", 2, "read slow hyperloglog", key_meta,
      key_args},

@@ -9,6 +9,12 @@
  *                                     lower and upper bounds at 1, 2, 3 sd]
  *   HLL.MERGE dest src [src ...]      dest becomes the union, dest included;
  *                                     a native PF dest stays a PF key
+ *   HLL.COMPARE key1 key2             what two sketches say of both sets: the
+ *                                     union, the intersection, each one's
+ *                                     part outside the other, the Jaccard
+ *                                     index and the share of key1 in key2,
+ *                                     each with its standard error and bounds
+ *                                     at 2 sd, by joint maximum likelihood
  *   HLL.INFO key                      precision, registers, encoding, count,
  *                                     standard error, serialized bytes
  *   HLL.EXPORT key                    the sketch as a Redis HyperLogLog
@@ -239,6 +245,111 @@ static int cmd_estimate(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         RM_ReplyWithLongLong(ctx, bound_reply(floor(e.lower[k])));
         RM_ReplyWithLongLong(ctx, bound_reply(ceil(e.upper[k])));
     }
+    return RM_OK;
+}
+
+/* HLL.COMPARE replies the bounds at this many standard errors (95.45%),
+ * the ones a dashboard shows; the library has them at 1, 2 and 3. */
+#define COMPARE_BOUND_SD 2
+/* The reply's map entries: precision, then four (the value, _error, _lower,
+ * _upper) for each of the six parts. */
+#define COMPARE_PARTS 6
+#define COMPARE_PART_FIELDS 4
+#define COMPARE_FIELDS (1 + COMPARE_PARTS * COMPARE_PART_FIELDS)
+/* Room for the longest field name, "intersection_error", and its NUL. */
+#define COMPARE_NAME_MAX 32
+
+/* An estimated count as an integer reply, rounded, saturating like
+ * bound_reply. */
+static long long estimate_reply(double x)
+{
+    if (!(x > 0))
+        return 0;
+    return x >= 0x1p63 ? LLONG_MAX : llround(x);
+}
+
+/* Replies the name of a field: a part's name and the suffix. */
+static void reply_field_name(RedisModuleCtx *ctx, const char *name, const char *suffix)
+{
+    char field[COMPARE_NAME_MAX];
+    snprintf(field, sizeof field, "%s%s", name, suffix);
+    RM_ReplyWithSimpleString(ctx, field);
+}
+
+/* Replies the four fields of one part of a comparison: name, name_error,
+ * name_lower, name_upper. A count's estimate and bounds are integers (the
+ * bounds widened outwards to whole items), a fraction's are doubles. */
+static void reply_part(RedisModuleCtx *ctx, const char *name, const sk_hll_part *part,
+                       int is_count)
+{
+    double lower = part->lower[COMPARE_BOUND_SD - 1], upper = part->upper[COMPARE_BOUND_SD - 1];
+    reply_field_name(ctx, name, "");
+    if (is_count)
+        RM_ReplyWithLongLong(ctx, estimate_reply(part->estimate));
+    else
+        RM_ReplyWithDouble(ctx, part->estimate);
+    reply_field_name(ctx, name, "_error");
+    RM_ReplyWithDouble(ctx, part->standard_error);
+    reply_field_name(ctx, name, "_lower");
+    if (is_count)
+        RM_ReplyWithLongLong(ctx, bound_reply(floor(lower)));
+    else
+        RM_ReplyWithDouble(ctx, lower);
+    reply_field_name(ctx, name, "_upper");
+    if (is_count)
+        RM_ReplyWithLongLong(ctx, bound_reply(ceil(upper)));
+    else
+        RM_ReplyWithDouble(ctx, upper);
+}
+
+/* HLL.COMPARE key1 key2 */
+static int cmd_compare(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 3)
+        return RM_WrongArity(ctx);
+    sk_hll *h[2];
+    int owned[2];
+    if (read_sketch(ctx, argv[1], &h[0], &owned[0]) != RM_OK)
+        return RM_OK;
+    if (read_sketch(ctx, argv[2], &h[1], &owned[1]) != RM_OK) {
+        if (owned[0])
+            sk_hll_free(h[0]);
+        return RM_OK;
+    }
+    /* A missing key is an empty sketch of the other key's precision, so
+     * that it lowers nothing (of the default one if both are missing). */
+    int status = SK_OK;
+    for (int i = 0; i < 2 && status == SK_OK; i++) {
+        if (h[i] != NULL)
+            continue;
+        const sk_hll *other = h[1 - i];
+        unsigned p = other != NULL ? sk_hll_precision(other) : SK_HLL_DEFAULT_PRECISION;
+        status = sk_hll_create(&h[i], p, &module_allocator);
+        owned[i] = status == SK_OK;
+    }
+    sk_hll_comparison c;
+    if (status == SK_OK)
+        status = sk_hll_compare(h[0], h[1], &c);
+    for (int i = 0; i < 2; i++)
+        if (owned[i])
+            sk_hll_free(h[i]);
+    if (status != SK_OK)
+        return reply_status(ctx, status);
+    const struct {
+        const char *name;
+        const sk_hll_part *part;
+        int is_count;
+    } parts[] = {
+        {"union", &c.either, 1},   {"intersection", &c.both, 1},
+        {"a_only", &c.a_only, 1},  {"b_only", &c.b_only, 1},
+        {"jaccard", &c.jaccard, 0}, {"a_in_b", &c.retained, 0},
+    };
+    _Static_assert(sizeof parts / sizeof parts[0] == COMPARE_PARTS, "every part is replied");
+    RM_ReplyWithMap(ctx, COMPARE_FIELDS);
+    RM_ReplyWithSimpleString(ctx, "precision");
+    RM_ReplyWithLongLong(ctx, c.precision);
+    for (int i = 0; i < COMPARE_PARTS; i++)
+        reply_part(ctx, parts[i].name, parts[i].part, parts[i].is_count);
     return RM_OK;
 }
 
@@ -514,6 +625,7 @@ int hll_register(RedisModuleCtx *ctx)
         {"HLL.COUNT", cmd_count, "readonly", -1},
         {"HLL.ESTIMATE", cmd_estimate, "readonly", -1},
         {"HLL.MERGE", cmd_merge, "write deny-oom", -1},
+        {"HLL.COMPARE", cmd_compare, "readonly", 2},
         {"HLL.INFO", cmd_info, "readonly", 1},
         {"HLL.EXPORT", cmd_export, "readonly", 1},
         {"HLL.IMPORT", cmd_import, "write deny-oom", 1},
