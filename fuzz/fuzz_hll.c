@@ -51,6 +51,24 @@ static void round_trip(const sk_hll *h, sk_hll_format format)
     free(buf);
 }
 
+/* A comparison of any two sketches is numbers in order: no NaN, bounds
+ * around the estimate, fractions within [0, 1]. */
+static void check_comparison(const sk_hll *a, const sk_hll *b)
+{
+    sk_hll_comparison c;
+    FUZZ_CHECK(sk_hll_compare(a, b, &c) == SK_OK);
+    const sk_hll_part *parts[] = {&c.either, &c.both, &c.a_only, &c.b_only, &c.jaccard,
+                                  &c.retained};
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) {
+        const sk_hll_part *part = parts[i];
+        FUZZ_CHECK(part->estimate >= 0 && part->standard_error >= 0);
+        for (int k = 0; k < 3; k++)
+            FUZZ_CHECK(part->lower[k] <= part->estimate && part->estimate <= part->upper[k]);
+        if (i >= 4)
+            FUZZ_CHECK(part->upper[2] <= 1);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size == 0)
@@ -98,6 +116,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_CHECK(sk_hll_new(&u, p) == SK_OK);
     FUZZ_CHECK(sk_hll_merge(u, h) == SK_OK);
     FUZZ_CHECK(sk_hll_count(u) == count);
+    /* Any registers compare with themselves and with an empty sketch. */
+    check_comparison(h, h);
+    check_comparison(h, u);
     /* Adding items keeps it working; folding to the lowest precision too. */
     for (unsigned i = 0; i < 64; i++)
         FUZZ_CHECK(sk_hll_add(u, &i, sizeof i) >= 0);

@@ -493,7 +493,8 @@ int sk_hll_compare(const sk_hll *a, const sk_hll *b, sk_hll_comparison *out)
     }
     struct histograms hs;
     uint32_t ha[VALUES] = {0}, hb[VALUES] = {0}, hu[VALUES] = {0};
-    fill_histograms(registers_of(a, buf), registers_of(b, buf + m), p, &hs, ha, hb, hu);
+    fill_histograms(registers_of(a, buf), registers_of(b, buf != NULL ? buf + m : NULL), p, &hs,
+                    ha, hb, hu);
     if (buf != NULL)
         sk__free(&a->alloc, buf, (size_t)2 * m);
     sk_hll_free(folded);
