@@ -103,7 +103,8 @@ def test_wrong_node_answers_moved(cluster):
     other = cluster["direct"][(owner + 1) % 3]
     for args in (["BF.ADD", "moved-test", "x"], ["BF.EXISTS", "moved-test", "x"],
                  ["HLL.ADD", "moved-test", "x"], ["HLL.COUNT", "moved-test"],
-                 ["HLL.MERGE", "moved-test", "moved-test"], ["BF.INFO", "moved-test"]):
+                 ["HLL.MERGE", "moved-test", "moved-test"], ["BF.INFO", "moved-test"],
+                 ["HLL.COMPARE", "moved-test", "moved-test"]):
         with pytest.raises(ResponseError, match="MOVED %d " % slot):
             other.execute_command(*args)
 
@@ -127,6 +128,30 @@ def test_multikey_same_hash_tag(cluster, tools):
     assert est[0] == rc.execute_command("HLL.COUNT", "{tag}h1", "{tag}h2")
 
 
+def test_compare_same_hash_tag(cluster, tools):
+    """HLL.COMPARE of two keys of one hash tag, a sketch and a native key:
+    the cluster client routes it to the node owning their slot, which
+    answers as one server would; the other nodes redirect (MOVED)."""
+    rc = cluster["rc"]
+    day1, day2 = "{cohort}:day1", "{cohort}:day2"
+    tools.hll_add(rc, day1, tools.items("user", 20_000))
+    rc.pfadd(day2, *tools.items("user", 20_000, start=15_000))
+    slot = cluster["direct"][0].execute_command("CLUSTER", "KEYSLOT", day1)
+    assert cluster["direct"][0].execute_command("CLUSTER", "KEYSLOT", day2) == slot
+    owner = owner_index(cluster, slot)
+    reply = rc.execute_command("HLL.COMPARE", day1, day2)
+    assert reply == cluster["direct"][owner].execute_command("HLL.COMPARE", day1, day2)
+    fields = dict(zip([x.decode() for x in reply[0::2]], reply[1::2]))
+    assert len(reply) == 50 and fields["precision"] == 14
+    both, error = fields["intersection"], float(fields["intersection_error"])
+    assert abs(both - 5000) <= 3 * error, fields
+    assert fields["intersection_lower"] <= both <= fields["intersection_upper"]
+    for i in range(3):
+        if i != owner:
+            with pytest.raises(ResponseError, match="MOVED %d " % slot):
+                cluster["direct"][i].execute_command("HLL.COMPARE", day1, day2)
+
+
 def test_multikey_different_slots_crossslot(cluster, tools):
     rc = cluster["rc"]
     direct = cluster["direct"][0]
@@ -135,7 +160,8 @@ def test_multikey_different_slots_crossslot(cluster, tools):
         direct.execute_command("CLUSTER", "KEYSLOT", k2)
     rc.execute_command("HLL.ADD", k1, "a")
     rc.execute_command("HLL.ADD", k2, "b")
-    for args in (["HLL.COUNT", k1, k2], ["HLL.MERGE", k1, k2], ["HLL.ESTIMATE", k1, k2]):
+    for args in (["HLL.COUNT", k1, k2], ["HLL.MERGE", k1, k2], ["HLL.ESTIMATE", k1, k2],
+                 ["HLL.COMPARE", k1, k2], ["HLL.COMPARE", k2, k1]):
         for c in cluster["direct"]:              # the server's own check
             with pytest.raises(ResponseError, match="CROSSSLOT"):
                 c.execute_command(*args)

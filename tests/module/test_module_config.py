@@ -230,6 +230,7 @@ COMMANDS = {
     "hll.count": (-2, 1, -1, {"readonly"}, ["key"]),
     "hll.estimate": (-2, 1, -1, {"readonly"}, ["key"]),
     "hll.merge": (-3, 1, -1, {"write", "denyoom"}, ["destkey", "sourcekey"]),
+    "hll.compare": (3, 1, 2, {"readonly"}, ["key1", "key2"]),
     "hll.info": (2, 1, 1, {"readonly"}, ["key"]),
     "hll.export": (2, 1, 1, {"readonly"}, ["key"]),
     "hll.import": (3, 1, 1, {"write", "denyoom"}, ["key", "value"]),

@@ -16,7 +16,7 @@ MB = 1 << 20
 BF_COMMANDS = ["BF.RESERVE", "BF.ADD", "BF.MADD", "BF.INSERT", "BF.EXISTS", "BF.MEXISTS",
                "BF.CARD", "BF.INFO", "BF.DEBUG", "BF.SCANDUMP", "BF.LOADCHUNK"]
 HLL_COMMANDS = ["HLL.RESERVE", "HLL.ADD", "HLL.COUNT", "HLL.ESTIMATE", "HLL.MERGE",
-                "HLL.INFO", "HLL.EXPORT", "HLL.IMPORT"]
+                "HLL.INFO", "HLL.EXPORT", "HLL.IMPORT", "HLL.COMPARE"]
 WORDS = ["CAPACITY", "ERROR", "EXPANSION", "NOCREATE", "NONSCALING", "ITEMS", "SIZE",
          "FILTERS", "0", "1", "-1", "2", "4", "18", "19", "1024", "1025", "0.01", "0.5", "1e-15",
          "1e-300", "nan", "inf", "9223372036854775807", "-9223372036854775808",
@@ -113,6 +113,7 @@ def read_or_failing_command(rng, bf_keys, hll_keys):
         ["HLL.INFO", hll, "extra"], ["HLL.EXPORT"], ["HLL.ESTIMATE", bf],
         ["BF.CARD", bf, bf], ["BF.MEXISTS", bf], ["BF.EXISTS", bf, rng.randbytes(2 * MB)],
         ["HLL.COUNT", hll, "junk:str"], ["HLL.MERGE", hll, "junk:list"],
+        ["HLL.COMPARE", hll, bf], ["HLL.COMPARE", hll, "junk:list"], ["HLL.COMPARE", hll],
     ]
     return rng.choice(choices)
 

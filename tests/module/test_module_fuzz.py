@@ -17,7 +17,7 @@ import pytest
 COMMANDS = ["BF.RESERVE", "BF.ADD", "BF.MADD", "BF.INSERT", "BF.EXISTS", "BF.MEXISTS",
             "BF.CARD", "BF.INFO", "BF.SCANDUMP", "BF.LOADCHUNK", "HLL.RESERVE", "HLL.ADD",
             "HLL.COUNT", "HLL.ESTIMATE", "HLL.MERGE", "HLL.INFO", "HLL.EXPORT", "HLL.IMPORT",
-            "BF.DEBUG"]
+            "BF.DEBUG", "HLL.COMPARE"]
 KEYWORDS = ["CAPACITY", "ERROR", "EXPANSION", "NOCREATE", "NONSCALING", "ITEMS", "SIZE",
             "FILTERS", "EXPANSION", "capacity", "items", "nonscaling"]
 NUMBERS = ["0", "1", "-1", "2", "4", "14", "18", "19", "3", "1024", "1025", "32768",

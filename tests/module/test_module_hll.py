@@ -243,6 +243,245 @@ def test_merge_folds_precision(r, tools):
 
 
 # --------------------------------------------------------------------------
+# HLL.COMPARE
+# --------------------------------------------------------------------------
+
+COUNT_PARTS = ["union", "intersection", "a_only", "b_only"]
+FRACTION_PARTS = ["jaccard", "a_in_b"]
+COMPARE_FIELDS = ["precision"] + [part + suffix for part in COUNT_PARTS + FRACTION_PARTS
+                                  for suffix in ("", "_error", "_lower", "_upper")]
+INTEGER_FIELDS = {"precision"} | {part + suffix for part in COUNT_PARTS
+                                  for suffix in ("", "_lower", "_upper")}
+
+
+def hll_compare(c, key1, key2):
+    """HLL.COMPARE's RESP2 reply (a flat array of 50: the 25 names at the
+    even positions) as a dict of numbers, after checking each value's wire
+    type: integers for precision and for the counts with their bounds,
+    doubles (bulk strings in RESP2) for the errors and the fractions."""
+    reply = c.execute_command("HLL.COMPARE", key1, key2)
+    assert isinstance(reply, list) and len(reply) == 50, reply
+    names = [x.decode() for x in reply[0::2]]
+    assert names == COMPARE_FIELDS, names
+    fields = dict(zip(names, reply[1::2]))
+    for name, value in fields.items():
+        assert isinstance(value, int if name in INTEGER_FIELDS else bytes), (name, value)
+    return {name: value if isinstance(value, int) else float(value)
+            for name, value in fields.items()}
+
+
+def assert_ordered_bounds(cmp):
+    for part in COUNT_PARTS + FRACTION_PARTS:
+        assert 0 <= cmp[part + "_lower"] <= cmp[part] <= cmp[part + "_upper"], (part, cmp)
+        assert cmp[part + "_error"] >= 0, (part, cmp)
+    for part in FRACTION_PARTS:
+        assert cmp[part + "_upper"] <= 1, (part, cmp)
+
+
+def assert_near(cmp, part, truth, sd=3):
+    """The estimate within sd of its reported standard errors of the truth."""
+    assert abs(cmp[part] - truth) <= sd * cmp[part + "_error"], (part, truth, cmp)
+
+
+def fill(c, tools, kind, key, its):
+    """A key of the kind: "hll" (a sketch, by HLL.ADD) or "pf" (a native
+    PF string, by PFADD)."""
+    if kind == "hll":
+        tools.hll_add(c, key, its)
+    else:
+        pfadd_all(c, key, its)
+
+
+@pytest.fixture
+def overlap(r, tools):
+    """A = items 0..99999, B = items 50000..149999, as a sketch and as a
+    native key each: |A n B| = |A \\ B| = |B \\ A| = 50000."""
+    a, b = tools.items("x", 100_000), tools.items("x", 100_000, start=50_000)
+    for kind in ("hll", "pf"):
+        fill(r, tools, kind, kind + ":a", a)
+        fill(r, tools, kind, kind + ":b", b)
+    return r
+
+
+@pytest.mark.parametrize("kinds", [("hll", "hll"), ("pf", "pf"), ("hll", "pf"), ("pf", "hll")])
+def test_compare_known_overlap(overlap, kinds):
+    r = overlap
+    cmp = hll_compare(r, kinds[0] + ":a", kinds[1] + ":b")
+    assert cmp["precision"] == 14
+    assert_ordered_bounds(cmp)
+    for part, truth in (("union", 150_000), ("intersection", 50_000), ("a_only", 50_000),
+                        ("b_only", 50_000), ("jaccard", 1 / 3), ("a_in_b", 1 / 2)):
+        assert_near(cmp, part, truth)
+    # the error of a part of 50000 at precision 14: about 1.3% of it, far
+    # from both nothing and the whole
+    assert 0.005 * 50_000 < cmp["intersection_error"] < 0.03 * 50_000, cmp
+    # the bounds are the estimate's at 2 standard errors, widened to integers
+    for part in COUNT_PARTS:
+        assert cmp[part + "_lower"] <= cmp[part] - 2 * cmp[part + "_error"] + 1, (part, cmp)
+        assert cmp[part + "_upper"] >= cmp[part] + 2 * cmp[part + "_error"] - 1, (part, cmp)
+    for part in FRACTION_PARTS:
+        assert cmp[part + "_lower"] == pytest.approx(cmp[part] - 2 * cmp[part + "_error"],
+                                                     rel=0.05), (part, cmp)
+    # a native key holds the same registers as a sketch of the same items
+    # at precision 14: every mix answers exactly as two sketches
+    assert cmp == hll_compare(r, "hll:a", "hll:b")
+    # the order of the keys swaps a_only and b_only, and a_in_b for its mirror
+    # (the same fit up to rounding)
+    swapped = hll_compare(r, kinds[1] + ":b", kinds[0] + ":a")
+    for part, mirror in (("a_only", "b_only"), ("b_only", "a_only"),
+                         ("intersection", "intersection"), ("union", "union")):
+        assert swapped[part] == pytest.approx(cmp[mirror], abs=1), (part, swapped, cmp)
+    assert swapped["jaccard"] == pytest.approx(cmp["jaccard"])
+    assert_near(swapped, "a_in_b", 1 / 2)
+
+
+def test_compare_identical_keys(r, tools):
+    its = tools.items("same", 30_000)
+    tools.hll_add(r, "h", its)
+    pfadd_all(r, "p", its)
+    for key1, key2 in (("h", "h"), ("h", "p"), ("p", "h"), ("p", "p")):
+        cmp = hll_compare(r, key1, key2)
+        assert_ordered_bounds(cmp)
+        assert cmp["a_only"] == 0 == cmp["b_only"], cmp
+        assert cmp["a_only_lower"] == 0 == cmp["b_only_lower"], cmp
+        assert cmp["jaccard"] == 1 and cmp["a_in_b"] == 1, cmp
+        assert cmp["jaccard_upper"] == 1 and cmp["jaccard_lower"] > 0.99, cmp
+        assert cmp["intersection"] == cmp["union"], cmp
+        assert_near(cmp, "union", 30_000)
+
+
+def test_compare_disjoint_keys(r, tools):
+    tools.hll_add(r, "a", tools.items("left", 50_000))
+    pfadd_all(r, "b", tools.items("right", 20_000))
+    cmp = hll_compare(r, "a", "b")
+    assert_ordered_bounds(cmp)
+    assert cmp["intersection_lower"] == 0, cmp
+    # nothing in common: an intersection whose upper bound is under 1% of
+    # the union (inclusion-exclusion's error alone is more than half of that)
+    assert cmp["intersection_upper"] < 0.01 * cmp["union"], cmp
+    assert_near(cmp, "a_only", 50_000)
+    assert_near(cmp, "b_only", 20_000)
+    assert_near(cmp, "union", 70_000)
+    assert cmp["jaccard"] < 0.01 and cmp["a_in_b"] < 0.01, cmp
+    assert cmp["jaccard_lower"] == 0 and cmp["a_in_b_lower"] == 0, cmp
+
+
+def test_compare_missing_keys(r, tools):
+    """A missing key is an empty sketch: two of them compare as nothing, and
+    one missing beside a key leaves all of it outside."""
+    both = hll_compare(r, "missing1", "missing2")
+    assert both["precision"] == 14
+    assert_ordered_bounds(both)
+    for part in COUNT_PARTS + FRACTION_PARTS:
+        assert both[part] == 0 and both[part + "_lower"] == 0, (part, both)
+    for part in FRACTION_PARTS:
+        assert both[part + "_upper"] == 0, (part, both)
+    # exactly what two empty sketches answer
+    r.execute_command("HLL.ADD", "empty1")
+    r.execute_command("HLL.ADD", "empty2")
+    assert both == hll_compare(r, "empty1", "empty2") == hll_compare(r, "missing", "missing")
+    tools.hll_add(r, "a", tools.items("m", 10_000))
+    one = hll_compare(r, "a", "missing")
+    assert one == hll_compare(r, "a", "empty1")
+    assert one["b_only"] == 0 and one["intersection"] == 0 and one["intersection_lower"] == 0
+    assert one["jaccard"] == 0 and one["a_in_b"] == 0
+    assert_near(one, "a_only", 10_000)
+    assert one["union"] == one["a_only"]
+    mirror = hll_compare(r, "missing", "a")
+    assert mirror["a_only"] == 0
+    assert mirror["b_only"] == pytest.approx(one["a_only"], abs=1)
+    # a missing key takes the other's precision: it lowers nothing
+    r.execute_command("HLL.RESERVE", "p16", 16)
+    tools.hll_add(r, "p16", tools.items("m", 10_000))
+    assert hll_compare(r, "p16", "missing")["precision"] == 16
+    assert hll_compare(r, "missing", "p16")["precision"] == 16
+    assert r.exists("missing", "missing1", "missing2") == 0
+
+
+def test_compare_different_precisions(r, tools):
+    """Sketches of precisions 12 and 16 compare at 12, as the p16 sketch
+    folded to 12 (HLL.MERGE into a p12 key folds it exactly)."""
+    a, b = tools.items("x", 40_000), tools.items("x", 40_000, start=20_000)
+    r.execute_command("HLL.RESERVE", "p12", 12)
+    r.execute_command("HLL.RESERVE", "p16", 16)
+    r.execute_command("HLL.RESERVE", "folded", 12)
+    tools.hll_add(r, "p12", a)
+    tools.hll_add(r, "p16", b)
+    assert r.execute_command("HLL.MERGE", "folded", "p16") == b"OK"
+    assert hll_info(r, "folded")["Precision"] == 12
+    cmp = hll_compare(r, "p12", "p16")
+    assert cmp["precision"] == 12
+    assert cmp == hll_compare(r, "p12", "folded")
+    assert hll_compare(r, "p16", "p12")["precision"] == 12
+    assert_ordered_bounds(cmp)
+    for part in ("intersection", "a_only", "b_only"):
+        assert_near(cmp, part, 20_000)
+    assert_near(cmp, "jaccard", 1 / 3)
+    # the sketches themselves keep their precisions, and two p16 sketches
+    # compare at 16, with 16 times the registers and a smaller error
+    assert hll_info(r, "p16")["Precision"] == 16
+    r.execute_command("HLL.RESERVE", "p16b", 16)
+    tools.hll_add(r, "p16b", a)
+    fine = hll_compare(r, "p16b", "p16")
+    assert fine["precision"] == 16
+    assert fine["intersection_error"] < cmp["intersection_error"], (fine, cmp)
+    assert_near(fine, "intersection", 20_000)
+
+
+def server_version(c):
+    return tuple(int(x) for x in c.info("server")["redis_version"].split(".")[:3])
+
+
+def test_compare_acl(servers, tools):
+    """HLL.COMPARE reads two keys: ACL key patterns see both (a user
+    limited to u:* may compare u:a with u:b, not with another key), and
+    read-only key permissions (%R~) suffice. By category: @read and
+    @hyperloglog on Redis 7.2+, where modules name categories; by name on
+    every version."""
+    s = servers.start()
+    admin = s.client()
+    tools.hll_add(admin, "u:a", tools.items("acl", 1000))
+    admin.pfadd("u:b", *tools.items("acl", 500))
+    admin.pfadd("other", "x")
+    expected = hll_compare(admin, "u:a", "u:b")
+
+    def user(name, *rules):
+        assert admin.execute_command("ACL", "SETUSER", name, "on", ">pw", *rules) == b"OK"
+        return s.client(username=name, password="pw")
+
+    def denied(c, *args):
+        with pytest.raises(ResponseError) as e:
+            c.execute_command(*args)
+        message = "no permissions to run the '%s' command" % args[0].lower()
+        assert message in err(e).lower(), (args, err(e))
+
+    keys = user("keys", "~u:*", "+@all")
+    assert hll_compare(keys, "u:a", "u:b") == expected
+    for args in (("u:a", "other"), ("other", "u:b"), ("other", "other")):
+        with pytest.raises(ResponseError, match="no permissions to access one of the keys"):
+            keys.execute_command("HLL.COMPARE", *args)
+
+    reader = user("reader", "%R~*", "+@all")
+    assert hll_compare(reader, "u:a", "u:b") == expected
+    with pytest.raises(ResponseError, match="no permissions to access one of the keys"):
+        reader.execute_command("HLL.ADD", "u:a", "y")
+
+    named = user("named", "~*", "+hll.compare")
+    assert hll_compare(named, "u:a", "u:b") == expected
+    denied(named, "HLL.ADD", "u:a", "y")
+
+    writer = user("writer", "~*", "+@write")
+    denied(writer, "HLL.COMPARE", "u:a", "u:b")
+    if server_version(admin) >= (7, 2, 0):
+        assert hll_compare(user("read", "~*", "+@read"), "u:a", "u:b") == expected
+        assert hll_compare(user("hll", "~*", "+@hyperloglog"), "u:a", "u:b") == expected
+        denied(user("noread", "~*", "+@all", "-@read"), "HLL.COMPARE", "u:a", "u:b")
+    else:
+        # Redis 7.0 puts module commands in no category
+        denied(user("read", "~*", "+@read"), "HLL.COMPARE", "u:a", "u:b")
+
+
+# --------------------------------------------------------------------------
 # HLL.EXPORT / HLL.IMPORT against native keys
 # --------------------------------------------------------------------------
 
@@ -339,7 +578,9 @@ def test_wrongtype_list_and_bloom(r):
     for key in ("l", "bf"):
         for args in (["HLL.ADD", key, "a"], ["HLL.ADD", key], ["HLL.COUNT", key],
                      ["HLL.COUNT", "ok", key], ["HLL.ESTIMATE", key], ["HLL.INFO", key],
-                     ["HLL.EXPORT", key], ["HLL.MERGE", key, "ok"], ["HLL.MERGE", "ok", key]):
+                     ["HLL.EXPORT", key], ["HLL.MERGE", key, "ok"], ["HLL.MERGE", "ok", key],
+                     ["HLL.COMPARE", key, "ok"], ["HLL.COMPARE", "ok", key],
+                     ["HLL.COMPARE", key, "missing"], ["HLL.COMPARE", key, key]):
             with pytest.raises(ResponseError) as e:
                 r.execute_command(*args)
             assert err(e) == WRONGTYPE, args
@@ -386,7 +627,8 @@ def test_wrongtype_string_not_hyperloglog(r):
         with pytest.raises(ResponseError) as native_error:
             r.pfcount(key)
         for args in (["HLL.COUNT", key], ["HLL.COUNT", "ok", key], ["HLL.ESTIMATE", key],
-                     ["HLL.INFO", key], ["HLL.EXPORT", key], ["HLL.MERGE", "ok", key]):
+                     ["HLL.INFO", key], ["HLL.EXPORT", key], ["HLL.MERGE", "ok", key],
+                     ["HLL.COMPARE", key, "ok"], ["HLL.COMPARE", "ok", key]):
             with pytest.raises(ResponseError) as e:
                 r.execute_command(*args)
             assert err(e).startswith("WRONGTYPE"), (args, err(e))
@@ -411,6 +653,8 @@ def test_info_and_count_of_missing_key(r):
     ["HLL.ADD"], ["HLL.COUNT"], ["HLL.ESTIMATE"], ["HLL.MERGE"], ["HLL.MERGE", "h"],
     ["HLL.INFO"], ["HLL.INFO", "h", "x"], ["HLL.EXPORT"], ["HLL.EXPORT", "h", "x"],
     ["HLL.IMPORT"], ["HLL.IMPORT", "h"], ["HLL.IMPORT", "h", "a", "b"],
+    ["HLL.COMPARE"], ["HLL.COMPARE", "h"], ["HLL.COMPARE", "h", "h", "h"],
+    ["HLL.COMPARE", "h", "missing", "h", "missing"],
 ])
 def test_wrong_arity(r, args):
     r.execute_command("HLL.ADD", "h", "a")

@@ -280,6 +280,16 @@ def test_any_registers_give_finite_replies(r):
     assert all(0 <= x <= (1 << 63) - 1 for x in estimate[2:])
     rse = float(estimate[1])
     assert 0 < rse < 1
+    # HLL.COMPARE of registers no stream can fill: counts saturate instead
+    # of wrapping negative, and every error is a number
+    compare = r.execute_command("HLL.COMPARE", "max", "max")
+    fields = dict(zip(compare[0::2], compare[1::2]))
+    assert len(fields) == 25 and fields[b"union"] == (1 << 63) - 1
+    for name, value in fields.items():
+        if isinstance(value, int):
+            assert 0 <= value <= (1 << 63) - 1, (name, value)
+        else:
+            assert float(value) >= 0, (name, value)
 
 
 def test_merge_into_a_native_key_keeps_it_native(r):

@@ -139,6 +139,39 @@ def test_hll_replies(server, protocol):
         assert c.call("HLL.EXPORT", "missing") == Reply("null", None)
 
 
+@pytest.mark.parametrize("protocol", [2, 3])
+def test_hll_compare_replies(server, protocol):
+    """HLL.COMPARE: a map of 25 (simple-string names) in RESP3, a flat array
+    of 50 in RESP2; the counts and their bounds integers, the errors and
+    the fractions doubles (bulk strings in RESP2)."""
+    counts = ["union", "intersection", "a_only", "b_only"]
+    fractions = ["jaccard", "a_in_b"]
+    suffixes = ["", "_error", "_lower", "_upper"]
+    names = ["precision"] + [part + s for part in counts + fractions for s in suffixes]
+    double = "double" if protocol == 3 else "bulk"
+    types = ["integer"] + ["integer", double, "integer", "integer"] * len(counts) + \
+        [double] * (len(suffixes) * len(fractions))
+    with conn(server, protocol) as c:
+        c.call("HLL.ADD", "a", *("x%d" % i for i in range(300)))
+        c.call("PFADD", "b", *("x%d" % i for i in range(150, 450)))
+        for key1, key2 in (("a", "b"), ("b", "a"), ("a", "missing"), ("missing", "other")):
+            reply = c.call("HLL.COMPARE", key1, key2)
+            if protocol == 3:
+                assert reply.kind == "map" and len(reply.value) == 25, reply
+                pairs = reply.value
+            else:
+                assert reply.kind == "array" and len(reply.value) == 50, reply
+                pairs = list(zip(reply.value[0::2], reply.value[1::2]))
+            assert [k.value for k, _ in pairs] == names
+            assert all(k.kind == "simple" for k, _ in pairs)
+            assert [v.kind for _, v in pairs] == types, (key1, key2, reply)
+            fields = {k.value: v.value for k, v in pairs}
+            assert fields["precision"] == 14
+            assert 0 <= float(fields["jaccard"]) <= 1
+        assert c.call("HLL.COMPARE", "a") == \
+            Reply("error", "ERR wrong number of arguments for 'HLL.COMPARE' command")
+
+
 def cli3(server, *args):
     out = subprocess.run([REDIS_CLI, "-3", "--no-raw", "-p", str(server.port)] + list(args),
                          capture_output=True, text=True, timeout=20)
@@ -159,6 +192,10 @@ def test_redis_cli_resp3(server, r):
     assert cli3(server, "BF.INFO", "fixed", "EXPANSION") == "1# Expansion rate => (nil)\n"
     r.execute_command("HLL.ADD", "h", "x")
     assert cli3(server, "HLL.INFO", "h").splitlines()[4].startswith("5# Standard error => (double)")
+    compare = cli3(server, "HLL.COMPARE", "h", "h").splitlines()
+    # 25 entries: redis-cli numbers them two columns wide
+    assert compare[0] == " 1# precision => (integer) 14"
+    assert compare[17] == "18# jaccard => (double) 1"
     # and the same in RESP2, as redis-cli always printed it
     out = subprocess.run([REDIS_CLI, "--no-raw", "-p", str(server.port), "BF.ADD", "cli", "c"],
                          capture_output=True, text=True, timeout=20)

@@ -25,6 +25,8 @@ if (!Number.isInteger(PORT) || PORT <= 0) {
 const FULL = 'ERR non scaling filter is full';
 const WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value';
 const HLL_FIELDS = ['Precision', 'Registers', 'Encoding', 'Count', 'Standard error', 'Memory'];
+const COMPARE_FIELDS = ['precision', ...['union', 'intersection', 'a_only', 'b_only', 'jaccard',
+  'a_in_b'].flatMap((part) => [part, `${part}_error`, `${part}_lower`, `${part}_upper`])];
 
 // Buffers for bulk strings (BF.SCANDUMP's binary chunks), node-redis 6's way:
 // a per-command type mapping (commandOptions() of node-redis 4 is gone).
@@ -267,6 +269,36 @@ for (const RESP of [3, 2]) {
       assert.ok(Number.isFinite(rel) && rel > 0 && rel < 1, `relative error ${reply[1]}`);
       for (const bound of reply.slice(2)) assert.ok(Number.isInteger(bound), `bound ${bound}`);
       for (let k = 2; k < 8; k += 2) assert.ok(reply[k] <= reply[0] && reply[0] <= reply[k + 1]);
+    });
+
+    test('HLL.COMPARE: a map (an object) in RESP3, a flat array of 50 in RESP2', async () => {
+      await client.sendCommand(['HLL.ADD', 'a', ...items('c', 2000)]);
+      await client.sendCommand(['PFADD', 'b', ...items('c', 1000)]);
+      const reply = await client.sendCommand(['HLL.COMPARE', 'a', 'b']);
+      let fields;
+      if (RESP === 3) {
+        assert.ok(reply !== null && typeof reply === 'object' && !Array.isArray(reply),
+                  `HLL.COMPARE in RESP3 must be a map (a JS object), got ${JSON.stringify(reply)}`);
+        fields = reply;
+        assert.equal(typeof fields.jaccard, 'number');
+      } else {
+        assert.ok(Array.isArray(reply));
+        assert.equal(reply.length, 50);
+        fields = Object.fromEntries(reply.flatMap((x, i) => (i % 2 ? [] : [[x, reply[i + 1]]])));
+        assert.equal(typeof fields.jaccard, 'string');  // a double as a bulk string
+      }
+      assert.deepEqual(Object.keys(fields), COMPARE_FIELDS);
+      assert.equal(fields.precision, 14);
+      for (const part of ['union', 'intersection', 'a_only', 'b_only']) {
+        for (const name of [part, `${part}_lower`, `${part}_upper`]) {
+          assert.ok(Number.isInteger(fields[name]), `${name} ${fields[name]}`);
+        }
+        assert.ok(fields[`${part}_lower`] <= fields[part] && fields[part] <= fields[`${part}_upper`]);
+      }
+      // B is inside A: half of A is in B, and B has nothing of its own
+      const share = Number(fields.a_in_b);
+      assert.ok(Math.abs(share - 0.5) <= 3 * Number(fields.a_in_b_error), `a_in_b ${share}`);
+      assert.equal(fields.b_only_lower, 0);
     });
 
     test('errors: WRONGTYPE on a string key, "ERR not found" for BF.INFO of a missing key', async () => {
