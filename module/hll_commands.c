@@ -15,6 +15,7 @@
  *                                     index and the share of key1 in key2,
  *                                     each with its standard error and bounds
  *                                     at 2 sd, by joint maximum likelihood
+ *                                     (docs/hll-compare.md); a map of 25
  *   HLL.INFO key                      precision, registers, encoding, count,
  *                                     standard error, serialized bytes
  *   HLL.EXPORT key                    the sketch as a Redis HyperLogLog
