@@ -8,15 +8,16 @@
 #
 # Options:
 #   -q          quick: few trials and queries; output to build-characterize/quick
-#   -j THREADS  threads for hll_characterize (default: all cores)
+#   -j THREADS  threads for hll_characterize and compare_bench (default: all cores)
 #   -o DIR      write DIR/data/*.csv and DIR/img/*.png instead of docs/data, docs/img
-#   -s LIST     only these steps, comma-separated, of hll,redis,bloom,plots
-#               (default: all; e.g. -s plots redraws the plots from the CSVs)
+#   -s LIST     only these steps, comma-separated, of hll,redis,bloom,compare,
+#               plots (default: all; e.g. -s plots redraws the plots from the
+#               data files, -s compare redoes the intersections alone)
 #
 # What it does:
-#   1. builds hll_characterize and bloom_characterize in build-characterize/
-#      (Release), installing what is missing when run as root on Debian
-#      (cmake, gcc, libxxhash-dev, libgsl-dev, gnuplot-nox);
+#   1. builds hll_characterize, bloom_characterize and compare_bench in
+#      build-characterize/ (Release), installing what is missing when run as
+#      root on Debian (cmake, gcc, libxxhash-dev, libgsl-dev, gnuplot-nox);
 #   2. runs hll_characterize: HyperLogLog error distribution, p = 10..16,
 #      n = 1 .. 10^9.25, 2000 trials a point -> data/hll_p*.csv,
 #      data/hll_method_check.csv, and its printed checks in
@@ -27,7 +28,11 @@
 #      -> data/hll_redis_check.txt (skipped with a note otherwise);
 #   4. runs bloom_characterize: false-positive rates and memory of Bloom
 #      filters against theory -> data/bloom_*.csv, data/bloom_characterize.txt;
-#   5. draws the plots with gnuplot (bench/plots/*.gp) -> img/*.png.
+#   5. runs compare_bench: sk_hll_compare's |A n B| against inclusion-
+#      exclusion, p = 12, 14, 16, |A|, |B| = 10^3 .. 10^7, J = 0.001 .. 1,
+#      and the time of one comparison -> data/hll_compare.tsv, its printed
+#      tables in data/hll_compare.txt, and img/hll_compare_rmse.png;
+#   6. draws the plots with gnuplot (bench/plots/*.gp) -> img/*.png.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -36,7 +41,7 @@ build=$root/build-characterize
 quick=0
 threads=$(nproc)
 outdir=
-steps=hll,redis,bloom,plots
+steps=hll,redis,bloom,compare,plots
 
 while getopts "qj:o:s:h" opt; do
     case $opt in
@@ -44,7 +49,7 @@ while getopts "qj:o:s:h" opt; do
     j) threads=$OPTARG ;;
     o) outdir=$OPTARG ;;
     s) steps=$OPTARG ;;
-    *) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    *) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
     esac
 done
 if [[ -z $outdir ]]; then
@@ -76,10 +81,11 @@ mkdir -p "$build"
 echo "characterize: building in $build" >&2
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DSKETCH_BUILD_TESTS=OFF > "$build/characterize-cmake.log" 2>&1 ||
     { cat "$build/characterize-cmake.log" >&2; exit 1; }
-cmake --build "$build" -j "$(nproc)" --target hll_characterize bloom_characterize > "$build/characterize-build.log" 2>&1 ||
+cmake --build "$build" -j "$(nproc)" --target hll_characterize bloom_characterize compare_bench > "$build/characterize-build.log" 2>&1 ||
     { cat "$build/characterize-build.log" >&2; exit 1; }
 hllc=$build/bench/hll_characterize
 bloomc=$build/bench/bloom_characterize
+compareb=$build/bench/compare_bench
 quick_flag=()
 ((quick)) && quick_flag=(-q)
 
@@ -150,11 +156,23 @@ if want bloom; then
     mv "$data/bloom_characterize.txt.tmp" "$data/bloom_characterize.txt"
 fi
 
-# ---- 5. plots ---------------------------------------------------------------
+# ---- 5. intersections: sk_hll_compare against inclusion-exclusion ----------
+if want compare; then
+    stamp "compare_bench ${quick_flag[*]} -j $threads"
+    "$compareb" "${quick_flag[@]}" -j "$threads" -o "$data/hll_compare.tsv.tmp" > "$data/hll_compare.txt.tmp"
+    mv "$data/hll_compare.tsv.tmp" "$data/hll_compare.tsv"
+    mv "$data/hll_compare.txt.tmp" "$data/hll_compare.txt"
+    want plots || gnuplot -e "data='$data'; img='$img'" "$here/plots/hll_compare.gp"
+fi
+
+# ---- 6. plots ---------------------------------------------------------------
 if want plots; then
     stamp "plots"
     gnuplot -e "data='$data'; img='$img'" "$here/plots/hll.gp"
     gnuplot -e "data='$data'; img='$img'" "$here/plots/bloom.gp"
+    if [[ -f $data/hll_compare.tsv ]]; then
+        gnuplot -e "data='$data'; img='$img'" "$here/plots/hll_compare.gp"
+    fi
 fi
 stamp "done: $data, $img"
 ls -l "$data" "$img" >&2
