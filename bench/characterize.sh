@@ -2,7 +2,7 @@
 # characterize.sh: regenerates every number and plot of docs/accuracy.md with
 # one command:
 #
-#     bench/characterize.sh            # full run: ~10-15 minutes on 2 cores
+#     bench/characterize.sh            # full run: ~12-17 minutes on 2 cores
 #     bench/characterize.sh -q         # quick smoke run (~1 minute), written
 #                                      # to build-characterize/quick/, not docs/
 #
