@@ -56,13 +56,17 @@
  * Errors and bounds
  * -----------------
  * For the parameters off the boundary the covariance is the inverse of the
- * observed information (minus the Hessian of their block). A parameter at
+ * observed information (minus the Hessian of their block), less each
+ * part's Poisson variance n_i: the model draws the sets' sizes, and that
+ * spread, not in the estimate's error against sets of given size, is most
+ * of the variance while a set is small against m. A parameter at
  * 0 (disjoint sets, equal sets, one inside the other) has no normal error:
  * its bound at z standard errors is where the log-likelihood has fallen by
  * z^2/2 along it, z^2 / (2 |gradient|) to first order, and its standard
  * error is that bound at z = 1. The union, the Jaccard index and the share
  * of A in B take their errors from these by the delta method. Bounds are
- * the estimate plus or minus 1, 2 and 3 standard errors, clipped to what
+ * the estimate plus or minus 1, 2 and 3 standard errors, an item wider
+ * for counts (their error is discrete at small sizes), clipped to what
  * the quantity can be.
  */
 #include <math.h>
@@ -355,39 +359,66 @@ static const uint8_t *registers_of(const sk_hll *h, uint8_t *buf)
     return buf;
 }
 
+/* The five histograms, and those of A, B and the union for the start, from
+ * one table of register pairs: a count per (Ka, Kb) has no branch to
+ * mispredict where the sketches differ, and the table is summed once. */
 static void fill_histograms(const uint8_t *ra, const uint8_t *rb, unsigned p,
                             struct histograms *hs, uint32_t *ha, uint32_t *hb, uint32_t *hu)
 {
+    uint32_t pairs[VALUES][VALUES];
+    memset(pairs, 0, sizeof pairs);
     memset(hs, 0, sizeof *hs);
     hs->q = 64 - p;
     hs->m = sk__hll_registers(p);
-    for (uint32_t i = 0, m = sk__hll_registers(p); i < m; i++) {
-        unsigned a = ra[i], b = rb[i];
-        ha[a]++;
-        hb[b]++;
-        hu[a > b ? a : b]++;
-        if (a < b) {
-            hs->a_below[a]++;
-            hs->b_above[b]++;
-        } else if (a > b) {
-            hs->a_above[a]++;
-            hs->b_below[b]++;
-        } else {
-            hs->equal[a]++;
+    /* Registers never exceed q + 1 <= 61; the mask keeps even a broken
+     * invariant inside the table. */
+    for (uint32_t i = 0, m = sk__hll_registers(p); i < m; i++)
+        pairs[ra[i] & (VALUES - 1)][rb[i] & (VALUES - 1)]++;
+    for (unsigned a = 0; a <= hs->q + 1; a++) {
+        for (unsigned b = 0; b <= hs->q + 1; b++) {
+            uint32_t n = pairs[a][b];
+            if (n == 0)
+                continue;
+            ha[a] += n;
+            hb[b] += n;
+            hu[a > b ? a : b] += n;
+            if (a < b) {
+                hs->a_below[a] += n;
+                hs->b_above[b] += n;
+            } else if (a > b) {
+                hs->a_above[a] += n;
+                hs->b_below[b] += n;
+            } else {
+                hs->equal[a] += n;
+            }
         }
     }
 }
 
-/* A part from its estimate and standard error, bounded to [0, cap]. */
-static void set_part(sk_hll_part *part, double estimate, double se, double cap)
+/* A part from its estimate and standard error, its bounds widened by
+ * `slack` and clipped to [0, cap]. */
+static void set_part(sk_hll_part *part, double estimate, double se, double cap, double slack)
 {
     part->estimate = estimate < cap ? estimate : cap;
     part->standard_error = se;
     for (int k = 0; k < 3; k++) {
-        double lo = estimate - (k + 1) * se, hi = estimate + (k + 1) * se;
+        double lo = estimate - (k + 1) * se - slack, hi = estimate + (k + 1) * se + slack;
         part->lower[k] = lo > 0 ? (lo < cap ? lo : cap) : 0;
         part->upper[k] = hi < cap ? hi : cap;
     }
+}
+
+/* Below a few hundred items a count's error is a handful of colliding
+ * items, too discrete for a normal interval: an item of slack on each side
+ * keeps its bounds' coverage (as sk_hll_estimate_with_bounds does). */
+static void set_count(sk_hll_part *part, double estimate, double se)
+{
+    set_part(part, estimate, se, INFINITY, 1);
+}
+
+static void set_fraction(sk_hll_part *part, double estimate, double se)
+{
+    set_part(part, estimate, se, 1, 0);
 }
 
 /* A rate pinned at 0: its bound at z standard errors is z^2 / (2 |g|). */
@@ -398,7 +429,7 @@ static void set_boundary_part(sk_hll_part *part, double m, double gradient)
     part->standard_error = unit;
     for (int k = 0; k < 3; k++) {
         part->lower[k] = 0;
-        part->upper[k] = unit * (k + 1) * (k + 1);
+        part->upper[k] = unit * (k + 1) * (k + 1) + 1;
     }
 }
 
@@ -418,7 +449,14 @@ static void report(const double *l, const struct fit *s, double m, sk_hll_compar
     for (int i = 0; i < PARAMS; i++)
         free_set[i] = l[i] > 0;
     double cov[PARAMS][PARAMS] = {{0}};
-    if (!solve_free(s, free_set, NULL, cov)) {
+    if (solve_free(s, free_set, NULL, cov)) {
+        /* The model's counts are Poisson, so its variance of each part holds
+         * the part's own Poisson variance n_i = m l_i, which a set of fixed
+         * size does not have: Var(estimate - n_i) is the rest. */
+        for (int i = 0; i < PARAMS; i++)
+            if (free_set[i])
+                cov[i][i] = fmax(cov[i][i] - l[i] / m, 0);
+    } else {
         /* A flat direction among the free rates: each alone, from its own
          * curvature or, if it has none, the error of the union. */
         double union_rate = l[LA] + l[LB] + l[LX];
@@ -440,27 +478,27 @@ static void report(const double *l, const struct fit *s, double m, sk_hll_compar
     sk_hll_part *parts[PARAMS] = {&out->a_only, &out->b_only, &out->both};
     for (int i = 0; i < PARAMS; i++) {
         if (free_set[i])
-            set_part(parts[i], m * l[i], m * sqrt(cov[i][i]), INFINITY);
+            set_count(parts[i], m * l[i], m * sqrt(cov[i][i]));
         else
             set_boundary_part(parts[i], m, s->gradient[i]);
     }
     double total = l[LA] + l[LB] + l[LX];
     const double ones[PARAMS] = {1, 1, 1};
-    set_part(&out->either, m * total, m * sqrt(variance_of(cov, ones)), INFINITY);
+    set_count(&out->either, m * total, m * sqrt(variance_of(cov, ones)));
     if (total > 0) {
         double t2 = total * total;
         const double dj[PARAMS] = {-l[LX] / t2, -l[LX] / t2, (l[LA] + l[LB]) / t2};
-        set_part(&out->jaccard, l[LX] / total, sqrt(variance_of(cov, dj)), 1);
+        set_fraction(&out->jaccard, l[LX] / total, sqrt(variance_of(cov, dj)));
     } else {
-        set_part(&out->jaccard, 0, 0, 1);
+        set_fraction(&out->jaccard, 0, 0);
     }
     double in_a = l[LA] + l[LX];
     if (in_a > 0) {
         double a2 = in_a * in_a;
         const double dr[PARAMS] = {-l[LX] / a2, 0, l[LA] / a2};
-        set_part(&out->retained, l[LX] / in_a, sqrt(variance_of(cov, dr)), 1);
+        set_fraction(&out->retained, l[LX] / in_a, sqrt(variance_of(cov, dr)));
     } else {
-        set_part(&out->retained, 0, 0, 1);
+        set_fraction(&out->retained, 0, 0);
     }
 }
 
@@ -513,9 +551,9 @@ int sk_hll_compare(const sk_hll *a, const sk_hll *b, sk_hll_comparison *out)
          * nothing is known but that the union is beyond counting. */
         sk_hll_part *parts[] = {&out->either, &out->both, &out->a_only, &out->b_only};
         for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
-            set_part(parts[i], i == 0 ? INFINITY : 0, INFINITY, INFINITY);
-        set_part(&out->jaccard, 0, 1, 1);
-        set_part(&out->retained, 0, 1, 1);
+            set_count(parts[i], i == 0 ? INFINITY : 0, INFINITY);
+        set_fraction(&out->jaccard, 0, 1);
+        set_fraction(&out->retained, 0, 1);
         return SK_OK;
     }
     double l[PARAMS] = {fmax(na - nx, floor) / m, fmax(nb - nx, floor) / m, nx / m};

@@ -16,6 +16,9 @@
  *              3) in at least the normal fraction of trials less four
  *              binomial standard deviations and 3 points (normal bounds on
  *              a few discrete registers);
+ *   calibration: where J >= 0.01 the mean reported standard error is
+ *              within [2/3, 3/2] of the RMSE (smaller J puts the estimate
+ *              at its floor of 0 often enough to shrink the RMSE);
  *   precision: where |A n B| is below a tenth of the union, the RMSE of
  *              |A| + |B| - |A u B| on the same sketches is at least 1.3
  *              times the joint estimate's, and elsewhere the joint RMSE is
@@ -28,7 +31,9 @@
  *
  * An estimator that is inclusion–exclusion underneath fails the precision
  * bound; one whose likelihood has a wrong term is biased at the small
- * intersections; wrong curvature breaks the coverage. Trials are seeded, so
+ * intersections; wrong curvature breaks the coverage or the calibration
+ * (the Poisson model's own variance of the set sizes, left in, makes the
+ * errors of sets small against m several times too wide). Trials are seeded, so
  * a failure reproduces exactly.
  */
 #include <math.h>
@@ -127,6 +132,8 @@ static void check_point(unsigned p, const struct point *pt, double jaccard)
             fail_msg("bounds at %d SE cover %d of %d trials, below %.3f", k + 1, t.covered[k],
                      n, floor_k);
     }
+    if (jaccard >= 0.01 && !(se >= rmse / 1.5 && se <= 1.5 * rmse + 0.5))
+        fail_msg("reported standard error %.1f against an RMSE of %.1f", se, rmse);
     double union_size = pt->a + pt->b - nx;
     if (nx < 0.1 * union_size && nx < fmin(pt->a, pt->b)) {
         if (!(ie >= 1.3 * rmse))
