@@ -110,7 +110,7 @@ static const char *const method_name[2] = {"hashes", "registers"};
 static const double quantile_levels[7] = {0.13499, 2.27501, 15.86553, 50.0,
                                           84.13447, 97.72499, 99.86501};
 
-static void die(const char *msg)
+static _Noreturn void die(const char *msg)
 {
     fprintf(stderr, "hll_characterize: %s\n", msg);
     exit(1);
