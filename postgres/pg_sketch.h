@@ -1,0 +1,55 @@
+/*
+ * pg_sketch.h: what the files of the PostgreSQL extension share: memory
+ * from PostgreSQL's contexts for libsketch, libsketch's status codes as
+ * PostgreSQL errors, and the hll type's bytes to and from sketches.
+ *
+ * The extension is a thin shell: every sketch operation is libsketch's. A
+ * value of type hll is a varlena holding the sketch in libsketch's native
+ * serialized format (docs/hll-format.md), exactly what sk_hll_serialize
+ * (SK_HLL_NATIVE) writes and what `sketch hll` files hold.
+ *
+ * Memory. Every sketch is allocated through an sk_allocator whose opaque
+ * pointer is a MemoryContext: the current one for a function's temporary
+ * sketches, the aggregate's context for a transition state. Allocation
+ * failures come back to the library as NULL (never as an ERROR thrown from
+ * inside it), so that the library returns SK_ENOMEM with its objects
+ * intact, and it is the caller here that raises the error. Since all of it
+ * is palloc'd, an ERROR raised anywhere leaks nothing: the context goes.
+ */
+#ifndef PG_SKETCH_H
+#define PG_SKETCH_H
+
+#include "postgres.h"
+
+#include "fmgr.h"
+
+#include "sketch.h"
+
+/* The helpers below stay inside sketch.so: PostgreSQL 15 finds a module's
+ * functions by name among all it exports (PG_FUNCTION_INFO_V1 marks
+ * nothing), so what the server does not call is hidden by hand. */
+#define PG_SKETCH_LOCAL __attribute__((visibility("hidden")))
+
+/* An allocator that takes memory from cxt (with MCXT_ALLOC_NO_OOM). */
+PG_SKETCH_LOCAL sk_allocator pg_sketch_allocator(MemoryContext cxt);
+
+/* Raises an ERROR for a libsketch status other than SK_OK: SK_ENOMEM as
+ * out_of_memory, anything else with the given SQLSTATE, the message
+ * "what: <sk_strerror(status)>". */
+PG_SKETCH_LOCAL pg_attribute_noreturn() void pg_sketch_error(int status, int sqlstate, const char *what);
+
+/* A precision argument checked against 4..18 (invalid_parameter_value). */
+PG_SKETCH_LOCAL unsigned pg_sketch_precision_arg(int32 precision);
+
+/* The sketch that a stored hll value holds, allocated in cxt. A value that
+ * does not deserialize was not written by this extension (or was damaged
+ * on disk): data_corrupted. */
+PG_SKETCH_LOCAL sk_hll *pg_hll_from_value(const struct varlena *value, MemoryContext cxt);
+
+/* A new hll value (in CurrentMemoryContext) holding h in the native format. */
+PG_SKETCH_LOCAL struct varlena *pg_hll_to_value(const sk_hll *h);
+
+/* Detoasted (possibly short-header) hll arguments. */
+#define PG_GETARG_HLL_P(n) ((struct varlena *)PG_DETOAST_DATUM_PACKED(PG_GETARG_DATUM(n)))
+
+#endif
