@@ -18,54 +18,13 @@
  */
 #include "pg_sketch.h"
 
-#include "catalog/pg_type.h"
-#include "utils/lsyscache.h"
-
-/* What the transition function knows of its value's type, worked out on its
- * first call (in the function's fn_extra) rather than on every row. */
-typedef struct hash_input {
-    Oid type;
-    bool hash_bytes; /* a varlena whose own bytes are hashed */
-    FmgrInfo output; /* otherwise the type's output function */
-} hash_input;
-
-static bool hashes_own_bytes(Oid type)
+/* The item type of hll_agg's value, in its transition function's fn_extra. */
+static pg_sketch_item *item_of(FunctionCallInfo fcinfo)
 {
-    Oid base = getBaseType(type);
-    /* char(n) included: its bytes keep its padding, as its output does. */
-    return base == TEXTOID || base == VARCHAROID || base == BPCHAROID || base == BYTEAOID;
-}
-
-static hash_input *input_of(FunctionCallInfo fcinfo)
-{
-    hash_input *input = fcinfo->flinfo->fn_extra;
-    Oid type = get_fn_expr_argtype(fcinfo->flinfo, 1);
-    if (input != NULL && input->type == type)
-        return input;
-    if (!OidIsValid(type))
-        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                        errmsg("could not determine the type of hll_agg's argument")));
-    if (input == NULL)
-        input = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof *input);
-    input->type = type;
-    input->hash_bytes = hashes_own_bytes(type);
-    if (!input->hash_bytes) {
-        Oid output;
-        bool varlena;
-        getTypeOutputInfo(type, &output, &varlena);
-        fmgr_info_cxt(output, &input->output, fcinfo->flinfo->fn_mcxt);
-    }
-    fcinfo->flinfo->fn_extra = input;
-    return input;
-}
-
-static MemoryContext aggregate_context(FunctionCallInfo fcinfo, const char *function)
-{
-    MemoryContext cxt;
-    if (!AggCheckCallContext(fcinfo, &cxt))
-        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                        errmsg("%s called in non-aggregate context", function)));
-    return cxt;
+    if (fcinfo->flinfo->fn_extra == NULL)
+        fcinfo->flinfo->fn_extra =
+            MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(pg_sketch_item));
+    return fcinfo->flinfo->fn_extra;
 }
 
 /* An empty transition state, for the whole aggregate to live in cxt. */
@@ -97,7 +56,7 @@ static void merge_into(MemoryContext cxt, sk_hll **state, const sk_hll *src)
 PG_FUNCTION_INFO_V1(hll_agg_trans);
 Datum hll_agg_trans(PG_FUNCTION_ARGS)
 {
-    MemoryContext cxt = aggregate_context(fcinfo, "hll_agg_trans");
+    MemoryContext cxt = pg_sketch_aggregate_context(fcinfo, "hll_agg_trans");
     sk_hll *state = PG_ARGISNULL(0) ? NULL : (sk_hll *)PG_GETARG_POINTER(0);
     unsigned precision = SK_HLL_DEFAULT_PRECISION;
     if (PG_NARGS() > 2) {
@@ -113,16 +72,13 @@ Datum hll_agg_trans(PG_FUNCTION_ARGS)
                         errmsg("hll_agg's precision changed from %u to %u within a group",
                                sk_hll_precision(state), precision)));
     if (!PG_ARGISNULL(1)) {
-        hash_input *input = input_of(fcinfo);
-        int status;
-        if (input->hash_bytes) {
-            struct varlena *v = PG_DETOAST_DATUM_PACKED(PG_GETARG_DATUM(1));
-            status = sk_hll_add(state, VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v));
-        } else {
-            char *text = OutputFunctionCall(&input->output, PG_GETARG_DATUM(1));
-            status = sk_hll_add(state, text, strlen(text));
-            pfree(text);
-        }
+        const char *data;
+        size_t len;
+        void *to_free;
+        pg_sketch_item_bytes(fcinfo, 1, item_of(fcinfo), &data, &len, &to_free);
+        int status = sk_hll_add(state, data, len);
+        if (to_free != NULL)
+            pfree(to_free);
         if (status < 0)
             pg_sketch_error(status, ERRCODE_INTERNAL_ERROR, "cannot add to the sketch");
     }
@@ -135,7 +91,7 @@ Datum hll_agg_trans(PG_FUNCTION_ARGS)
 PG_FUNCTION_INFO_V1(hll_union_agg_trans);
 Datum hll_union_agg_trans(PG_FUNCTION_ARGS)
 {
-    MemoryContext cxt = aggregate_context(fcinfo, "hll_union_agg_trans");
+    MemoryContext cxt = pg_sketch_aggregate_context(fcinfo, "hll_union_agg_trans");
     sk_hll *state = PG_ARGISNULL(0) ? NULL : (sk_hll *)PG_GETARG_POINTER(0);
     if (!PG_ARGISNULL(1)) {
         sk_hll *h = pg_hll_from_value(PG_GETARG_HLL_P(1), CurrentMemoryContext);
@@ -153,7 +109,7 @@ Datum hll_union_agg_trans(PG_FUNCTION_ARGS)
 PG_FUNCTION_INFO_V1(hll_agg_combine);
 Datum hll_agg_combine(PG_FUNCTION_ARGS)
 {
-    MemoryContext cxt = aggregate_context(fcinfo, "hll_agg_combine");
+    MemoryContext cxt = pg_sketch_aggregate_context(fcinfo, "hll_agg_combine");
     sk_hll *state = PG_ARGISNULL(0) ? NULL : (sk_hll *)PG_GETARG_POINTER(0);
     if (!PG_ARGISNULL(1))
         merge_into(cxt, &state, (const sk_hll *)PG_GETARG_POINTER(1));
@@ -166,14 +122,14 @@ Datum hll_agg_combine(PG_FUNCTION_ARGS)
 PG_FUNCTION_INFO_V1(hll_agg_serialize);
 Datum hll_agg_serialize(PG_FUNCTION_ARGS)
 {
-    (void)aggregate_context(fcinfo, "hll_agg_serialize");
+    (void)pg_sketch_aggregate_context(fcinfo, "hll_agg_serialize");
     PG_RETURN_BYTEA_P((bytea *)pg_hll_to_value((const sk_hll *)PG_GETARG_POINTER(0)));
 }
 
 PG_FUNCTION_INFO_V1(hll_agg_deserialize);
 Datum hll_agg_deserialize(PG_FUNCTION_ARGS)
 {
-    (void)aggregate_context(fcinfo, "hll_agg_deserialize");
+    (void)pg_sketch_aggregate_context(fcinfo, "hll_agg_deserialize");
     PG_RETURN_POINTER(pg_hll_from_value(PG_GETARG_HLL_P(0), CurrentMemoryContext));
 }
 
@@ -182,6 +138,6 @@ Datum hll_agg_deserialize(PG_FUNCTION_ARGS)
 PG_FUNCTION_INFO_V1(hll_agg_final);
 Datum hll_agg_final(PG_FUNCTION_ARGS)
 {
-    (void)aggregate_context(fcinfo, "hll_agg_final");
+    (void)pg_sketch_aggregate_context(fcinfo, "hll_agg_final");
     PG_RETURN_POINTER(pg_hll_to_value((const sk_hll *)PG_GETARG_POINTER(0)));
 }

@@ -17,13 +17,6 @@
 
 #include "funcapi.h"
 #include "libpq/pqformat.h"
-#include "utils/builtins.h"
-
-/* How much of a malformed literal an error message quotes: a sketch's
- * literal runs to 390 KB (precision 18). */
-#define LITERAL_EXCERPT 40
-#define HLL_TEXT_PREFIX "\\x"
-#define HLL_TEXT_PREFIX_LEN 2
 
 /* Bounds at 2 standard errors, index 1 of sk_hll_estimate's and
  * sk_hll_part's lower and upper (1, 2 and 3 sd). */
@@ -35,29 +28,10 @@ static int64 count_datum(uint64_t count)
     return count > (uint64_t)PG_INT64_MAX ? PG_INT64_MAX : (int64)count;
 }
 
-static pg_attribute_noreturn() void bad_literal(const char *literal, const char *detail)
-{
-    size_t len = strlen(literal);
-    ereport(ERROR, (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-                    errmsg("invalid input syntax for type hll: \"%.*s%s\"", LITERAL_EXCERPT,
-                           literal, len > LITERAL_EXCERPT ? "..." : ""),
-                    errdetail("%s", detail)));
-}
-
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Checks bytes[0..len) with the library: a sketch in the native format, or
- * an ERROR with the given SQLSTATE and what the library found wrong. */
-static void check_native(const char *bytes, size_t len, int sqlstate, const char *literal)
+ * an ERROR saying what the library found wrong: invalid_text_representation
+ * for a literal (not NULL), invalid_binary_representation otherwise. */
+static void check_native(const char *bytes, size_t len, const char *literal)
 {
     sk_allocator allocator = pg_sketch_allocator(CurrentMemoryContext);
     sk_hll *h;
@@ -75,52 +49,25 @@ static void check_native(const char *bytes, size_t len, int sqlstate, const char
         : sk_strerror(status);
     const char *hint = status == SK_OK ? "Read it with hll_from_redis(bytea)." : NULL;
     if (literal != NULL)
-        ereport(ERROR, (errcode(sqlstate),
-                        errmsg("invalid input syntax for type hll: \"%.*s%s\"", LITERAL_EXCERPT,
-                               literal, strlen(literal) > LITERAL_EXCERPT ? "..." : ""),
-                        errdetail("%s", detail), hint ? errhint("%s", hint) : 0));
-    ereport(ERROR, (errcode(sqlstate), errmsg("invalid binary hll value"),
-                    errdetail("%s", detail), hint ? errhint("%s", hint) : 0));
+        pg_sketch_bad_literal("hll", literal, detail, hint);
+    ereport(ERROR, (errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+                    errmsg("invalid binary hll value"), errdetail("%s", detail),
+                    hint != NULL ? errhint("%s", hint) : 0));
 }
 
 PG_FUNCTION_INFO_V1(hll_in);
 Datum hll_in(PG_FUNCTION_ARGS)
 {
     const char *literal = PG_GETARG_CSTRING(0);
-    size_t len = strlen(literal);
-    if (len < HLL_TEXT_PREFIX_LEN || memcmp(literal, HLL_TEXT_PREFIX, HLL_TEXT_PREFIX_LEN) != 0)
-        bad_literal(literal, "An hll literal is \\x followed by the sketch's bytes in hexadecimal.");
-    size_t digits = len - HLL_TEXT_PREFIX_LEN;
-    if (digits % 2 != 0)
-        bad_literal(literal, "An hll literal has two hexadecimal digits for each byte.");
-    size_t size = digits / 2;
-    /* Refused before anything is allocated for it. */
-    if (size > SK_HLL_MAX_SERIALIZED_SIZE)
-        bad_literal(literal, "It is longer than any sketch.");
-    struct varlena *value = palloc(VARHDRSZ + size);
-    char *bytes = VARDATA(value);
-    const char *hex = literal + HLL_TEXT_PREFIX_LEN;
-    for (size_t i = 0; i < size; i++) {
-        int high = hex_value(hex[2 * i]), low = hex_value(hex[2 * i + 1]);
-        if (high < 0 || low < 0)
-            bad_literal(literal, "An hll literal has only hexadecimal digits after \\x.");
-        bytes[i] = (char)(high << 4 | low);
-    }
-    check_native(bytes, size, ERRCODE_INVALID_TEXT_REPRESENTATION, literal);
-    SET_VARSIZE(value, VARHDRSZ + size);
+    struct varlena *value = pg_sketch_hex_in(literal, "hll", SK_HLL_MAX_SERIALIZED_SIZE);
+    check_native(VARDATA(value), VARSIZE(value) - VARHDRSZ, literal);
     PG_RETURN_POINTER(value);
 }
 
 PG_FUNCTION_INFO_V1(hll_out);
 Datum hll_out(PG_FUNCTION_ARGS)
 {
-    struct varlena *value = PG_GETARG_HLL_P(0);
-    size_t size = VARSIZE_ANY_EXHDR(value);
-    char *text = palloc(HLL_TEXT_PREFIX_LEN + 2 * size + 1);
-    memcpy(text, HLL_TEXT_PREFIX, HLL_TEXT_PREFIX_LEN);
-    uint64 written = hex_encode(VARDATA_ANY(value), size, text + HLL_TEXT_PREFIX_LEN);
-    text[HLL_TEXT_PREFIX_LEN + written] = '\0';
-    PG_RETURN_CSTRING(text);
+    PG_RETURN_CSTRING(pg_sketch_hex_out(PG_GETARG_HLL_P(0)));
 }
 
 PG_FUNCTION_INFO_V1(hll_recv);
@@ -133,7 +80,7 @@ Datum hll_recv(PG_FUNCTION_ARGS)
                         errmsg("invalid binary hll value"),
                         errdetail("%d bytes are more than any sketch has.", size)));
     const char *bytes = pq_getmsgbytes(message, size);
-    check_native(bytes, (size_t)size, ERRCODE_INVALID_BINARY_REPRESENTATION, NULL);
+    check_native(bytes, (size_t)size, NULL);
     struct varlena *value = palloc(VARHDRSZ + size);
     memcpy(VARDATA(value), bytes, size);
     SET_VARSIZE(value, VARHDRSZ + size);

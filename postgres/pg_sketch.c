@@ -6,9 +6,18 @@
  */
 #include "pg_sketch.h"
 
+#include "catalog/pg_type.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
 PG_MODULE_MAGIC;
+
+/* How much of a malformed literal an error message quotes: a sketch's
+ * literal runs to 390 KB (precision 18), a filter's to 2 GB. */
+#define LITERAL_EXCERPT 40
+#define HEX_PREFIX "\\x"
+#define HEX_PREFIX_LEN 2
 
 /* Takes no ERROR path: an allocation that fails returns NULL to libsketch,
  * which reports SK_ENOMEM and leaves its objects as they were. A size past
@@ -82,4 +91,111 @@ struct varlena *pg_hll_to_value(const sk_hll *h)
         pg_sketch_error(status, ERRCODE_INTERNAL_ERROR, "cannot serialize the sketch");
     SET_VARSIZE(value, VARHDRSZ + len);
     return value;
+}
+
+static bool hashes_own_bytes(Oid type)
+{
+    Oid base = getBaseType(type);
+    /* char(n) included: its bytes keep its padding, as its output does. */
+    return base == TEXTOID || base == VARCHAROID || base == BPCHAROID || base == BYTEAOID;
+}
+
+void pg_sketch_item_bytes(FunctionCallInfo fcinfo, int argno, pg_sketch_item *item,
+                          const char **data, size_t *len, void **to_free)
+{
+    Oid type = get_fn_expr_argtype(fcinfo->flinfo, argno);
+    if (item->type != type) {
+        if (!OidIsValid(type))
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("could not determine the type of an item")));
+        item->own_bytes = hashes_own_bytes(type);
+        if (!item->own_bytes) {
+            Oid output;
+            bool varlena;
+            getTypeOutputInfo(type, &output, &varlena);
+            fmgr_info_cxt(output, &item->output, fcinfo->flinfo->fn_mcxt);
+        }
+        item->type = type;
+    }
+    Datum value = PG_GETARG_DATUM(argno);
+    if (item->own_bytes) {
+        struct varlena *v = PG_DETOAST_DATUM_PACKED(value);
+        *data = VARDATA_ANY(v);
+        *len = VARSIZE_ANY_EXHDR(v);
+        *to_free = v != (struct varlena *)DatumGetPointer(value) ? v : NULL;
+    } else {
+        char *text = OutputFunctionCall(&item->output, value);
+        *data = text;
+        *len = strlen(text);
+        *to_free = text;
+    }
+}
+
+MemoryContext pg_sketch_aggregate_context(FunctionCallInfo fcinfo, const char *function)
+{
+    MemoryContext cxt;
+    if (!AggCheckCallContext(fcinfo, &cxt))
+        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                        errmsg("%s called in non-aggregate context", function)));
+    return cxt;
+}
+
+void pg_sketch_bad_literal(const char *type_name, const char *literal, const char *detail,
+                           const char *hint)
+{
+    size_t len = strlen(literal);
+    ereport(ERROR, (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+                    errmsg("invalid input syntax for type %s: \"%.*s%s\"", type_name,
+                           LITERAL_EXCERPT, literal, len > LITERAL_EXCERPT ? "..." : ""),
+                    errdetail("%s", detail), hint != NULL ? errhint("%s", hint) : 0));
+}
+
+static int hex_value(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+struct varlena *pg_sketch_hex_in(const char *literal, const char *type_name, size_t max_size)
+{
+    size_t len = strlen(literal);
+    if (len < HEX_PREFIX_LEN || memcmp(literal, HEX_PREFIX, HEX_PREFIX_LEN) != 0)
+        pg_sketch_bad_literal(type_name, literal,
+                              "A literal is \\x followed by the bytes in hexadecimal.", NULL);
+    size_t digits = len - HEX_PREFIX_LEN;
+    if (digits % 2 != 0)
+        pg_sketch_bad_literal(type_name, literal,
+                              "A literal has two hexadecimal digits for each byte.", NULL);
+    size_t size = digits / 2;
+    /* Refused before anything is allocated for it. */
+    if (size > max_size)
+        pg_sketch_bad_literal(type_name, literal, "It is longer than any value of the type.",
+                              NULL);
+    struct varlena *value = palloc(VARHDRSZ + size);
+    char *bytes = VARDATA(value);
+    const char *hex = literal + HEX_PREFIX_LEN;
+    for (size_t i = 0; i < size; i++) {
+        int high = hex_value(hex[2 * i]), low = hex_value(hex[2 * i + 1]);
+        if (high < 0 || low < 0)
+            pg_sketch_bad_literal(type_name, literal,
+                                  "A literal has only hexadecimal digits after \\x.", NULL);
+        bytes[i] = (char)(high << 4 | low);
+    }
+    SET_VARSIZE(value, VARHDRSZ + size);
+    return value;
+}
+
+char *pg_sketch_hex_out(const struct varlena *value)
+{
+    size_t size = VARSIZE_ANY_EXHDR(value);
+    char *text = palloc(HEX_PREFIX_LEN + 2 * size + 1);
+    memcpy(text, HEX_PREFIX, HEX_PREFIX_LEN);
+    uint64 written = hex_encode(VARDATA_ANY(value), size, text + HEX_PREFIX_LEN);
+    text[HEX_PREFIX_LEN + written] = '\0';
+    return text;
 }

@@ -49,6 +49,43 @@ PG_SKETCH_LOCAL sk_hll *pg_hll_from_value(const struct varlena *value, MemoryCon
 /* A new hll value (in CurrentMemoryContext) holding h in the native format. */
 PG_SKETCH_LOCAL struct varlena *pg_hll_to_value(const sk_hll *h);
 
+/* How the values of one type become items, the bytes a sketch or filter
+ * hashes (docs/postgres.md): text, varchar, char(n) and bytea, and domains
+ * over them, by their own bytes; every other type by its text output, as
+ * the type's output function writes it. A function keeps one, zeroed at
+ * first, in its fn_extra, so that the type is looked up once. */
+typedef struct pg_sketch_item {
+    Oid type;        /* InvalidOid until the first value */
+    bool own_bytes;  /* a varlena hashed as it is */
+    FmgrInfo output; /* otherwise the type's output function */
+} pg_sketch_item;
+
+/* The item that argument argno (not NULL) of fcinfo stands for: *data and
+ * *len. *to_free is what the caller may pfree afterwards (or NULL): the text
+ * output, or a detoasted copy, in the current memory context. */
+PG_SKETCH_LOCAL void pg_sketch_item_bytes(FunctionCallInfo fcinfo, int argno,
+                                          pg_sketch_item *item, const char **data,
+                                          size_t *len, void **to_free);
+
+/* The aggregate's memory context, or an ERROR if fcinfo is no aggregate's
+ * call (a support function called by hand). */
+PG_SKETCH_LOCAL MemoryContext pg_sketch_aggregate_context(FunctionCallInfo fcinfo,
+                                                          const char *function);
+
+/* Text forms. A value's literal is \x followed by its bytes in hexadecimal
+ * (two digits a byte, either case in, lower case out), as bytea prints in
+ * hex. pg_sketch_hex_in decodes a literal of type_name into a new varlena,
+ * refusing what is not one, or is longer than max_size bytes, as
+ * invalid_text_representation; pg_sketch_hex_out writes one. */
+PG_SKETCH_LOCAL struct varlena *pg_sketch_hex_in(const char *literal, const char *type_name,
+                                                 size_t max_size);
+PG_SKETCH_LOCAL char *pg_sketch_hex_out(const struct varlena *value);
+
+/* The ERROR for a literal that is not a value of type_name: the message
+ * quotes the start of it, detail and hint (which may be NULL) say why. */
+PG_SKETCH_LOCAL pg_attribute_noreturn() void pg_sketch_bad_literal(
+    const char *type_name, const char *literal, const char *detail, const char *hint);
+
 /* Detoasted (possibly short-header) hll arguments. */
 #define PG_GETARG_HLL_P(n) ((struct varlena *)PG_DETOAST_DATUM_PACKED(PG_GETARG_DATUM(n)))
 

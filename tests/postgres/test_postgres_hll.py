@@ -207,7 +207,7 @@ def test_malformed_literals_are_invalid_text_representation(conn):
         literal_of(bytes(bad_version)): "version",
         literal_of(b"SKHL"): "",
         literal_of(b"\x00" * 16): "",
-        "\\x" + "00" * 1100000: "longer than any sketch",
+        "\\x" + "00" * 1100000: "longer than any value",
     }
     for literal, detail in cases.items():
         e = fails(conn, "SELECT %s::hll", (literal,))
