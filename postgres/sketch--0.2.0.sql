@@ -1,6 +1,7 @@
 -- sketch--0.2.0.sql: the objects of the extension sketch (docs/postgres.md):
--- the type hll, libsketch's HyperLogLog in its native serialized format, its
--- functions and its aggregates, all in sketch.so (postgres/).
+-- the type hll, libsketch's HyperLogLog in its native serialized format, and
+-- the type bloom, its Bloom filter, with their functions and aggregates, all
+-- in sketch.so (postgres/).
 --
 -- Volatility: what reads only its arguments is IMMUTABLE. hll_agg's
 -- transition function is STABLE: for most types it hashes the text output,
@@ -141,3 +142,90 @@ CREATE AGGREGATE hll_union_agg(hll) (
     PARALLEL = SAFE
 );
 COMMENT ON AGGREGATE hll_union_agg(hll) IS 'sketch of the union of the sketches';
+
+-- The type bloom: a Bloom filter of fixed size in libsketch's dump form
+-- (docs/bloom-format.md), the same \x text and raw binary forms as hll. Its
+-- items are the bytes hll_agg hashes for each type.
+
+CREATE TYPE bloom;
+
+CREATE FUNCTION bloom_in(cstring) RETURNS bloom
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION bloom_out(bloom) RETURNS cstring
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION bloom_recv(internal) RETURNS bloom
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION bloom_send(bloom) RETURNS bytea
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- A filter that holds few of its items is mostly zeros, which TOAST's
+-- compression shrinks (STORAGE extended).
+CREATE TYPE bloom (
+    INPUT = bloom_in,
+    OUTPUT = bloom_out,
+    RECEIVE = bloom_recv,
+    SEND = bloom_send,
+    INTERNALLENGTH = VARIABLE,
+    STORAGE = extended
+);
+COMMENT ON TYPE bloom IS 'Bloom filter in libsketch''s format';
+
+-- STABLE as hll_agg_trans is: most types are looked up by their text output.
+CREATE FUNCTION bloom_contains(bloom, anyelement) RETURNS boolean
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_contains(bloom, anyelement) IS
+    'false if the value is certainly not in the filter, true if it may be';
+CREATE OPERATOR @> (
+    LEFTARG = bloom,
+    RIGHTARG = anyelement,
+    FUNCTION = bloom_contains
+);
+
+CREATE FUNCTION bloom_union(bloom, bloom) RETURNS bloom
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_union(bloom, bloom) IS
+    'filter of the union (filters of the same capacity and rate)';
+
+CREATE FUNCTION bloom_info(bloom, OUT layout text, OUT bits bigint, OUT hashes integer,
+                           OUT capacity bigint, OUT fp_rate float8, OUT count bigint,
+                           OUT bytes bigint, OUT expected_fp_rate float8,
+                           OUT estimated_items bigint)
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_info(bloom) IS
+    'layout, size, rate asked for, adds that set a bit, bytes, rate at that count, estimated items';
+
+CREATE FUNCTION bloom_agg_trans(internal, anyelement, bigint, float8) RETURNS internal
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE PARALLEL SAFE;
+CREATE FUNCTION bloom_union_agg_trans(internal, bloom) RETURNS internal
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION bloom_agg_combine(internal, internal) RETURNS internal
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION bloom_agg_serialize(internal) RETURNS bytea
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION bloom_agg_deserialize(bytea, internal) RETURNS internal
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION bloom_agg_final(internal) RETURNS bloom
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE AGGREGATE bloom_agg(anyelement, bigint, float8) (
+    SFUNC = bloom_agg_trans,
+    STYPE = internal,
+    FINALFUNC = bloom_agg_final,
+    COMBINEFUNC = bloom_agg_combine,
+    SERIALFUNC = bloom_agg_serialize,
+    DESERIALFUNC = bloom_agg_deserialize,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE bloom_agg(anyelement, bigint, float8) IS
+    'Bloom filter of the values, for capacity items at a false-positive rate';
+
+CREATE AGGREGATE bloom_union_agg(bloom) (
+    SFUNC = bloom_union_agg_trans,
+    STYPE = internal,
+    FINALFUNC = bloom_agg_final,
+    COMBINEFUNC = bloom_agg_combine,
+    SERIALFUNC = bloom_agg_serialize,
+    DESERIALFUNC = bloom_agg_deserialize,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE bloom_union_agg(bloom) IS 'filter of the union of the filters';
