@@ -89,6 +89,7 @@ def test_extension_is_installed_from_the_build(pg, conn):
 
 
 def test_functions_are_strict_immutable_and_parallel_safe(conn):
+    # (both types' functions: the extension's catalog in one place)
     rows = conn.execute(
         "SELECT p.proname, p.proisstrict, p.provolatile, p.proparallel, p.prokind"
         " FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid"
@@ -97,26 +98,32 @@ def test_functions_are_strict_immutable_and_parallel_safe(conn):
     for name, strict, volatile, parallel, kind in rows:
         by_name.setdefault(name, []).append((strict, volatile, parallel, kind))
         assert parallel == "s", name
+    # transition and combine functions keep their state through NULLs
     not_strict = {"hll_agg_trans", "hll_union_agg_trans", "hll_agg_combine",
-                  "hll_agg", "hll_union_agg"}
+                  "bloom_agg_trans", "bloom_union_agg_trans", "bloom_agg_combine"}
+    # what hashes a value's text output depends on settings (DateStyle, ...)
+    stable = {"hll_agg_trans", "bloom_agg_trans", "bloom_contains"}
     for name, variants in by_name.items():
         for strict, volatile, _, kind in variants:
             if kind == "a":
                 continue
             assert strict == (name not in not_strict), name
-            # hll_agg hashes text outputs, which depend on settings
-            assert volatile == ("s" if name == "hll_agg_trans" else "i"), name
+            assert volatile == ("s" if name in stable else "i"), name
     for name in ("hll_in", "hll_out", "hll_recv", "hll_send", "hll_count", "hll_estimate",
                  "hll_union", "hll_precision", "hll_fold", "hll_compare", "hll_to_redis",
-                 "hll_from_redis", "hll_agg", "hll_union_agg"):
+                 "hll_from_redis", "hll_agg", "hll_union_agg", "bloom_in", "bloom_out",
+                 "bloom_recv", "bloom_send", "bloom_contains", "bloom_union", "bloom_info",
+                 "bloom_agg", "bloom_union_agg"):
         assert name in by_name, name
     aggs = conn.execute(
         "SELECT aggfnoid::regprocedure::text, aggcombinefn::text, aggserialfn::text,"
-        " aggdeserialfn::text FROM pg_aggregate WHERE aggfnoid::regprocedure::text LIKE 'hll\\_%'").fetchall()
-    assert len(aggs) == 3
+        " aggdeserialfn::text FROM pg_aggregate a JOIN pg_depend d ON d.objid = a.aggfnoid"
+        " JOIN pg_extension e ON e.oid = d.refobjid WHERE e.extname = 'sketch'").fetchall()
+    assert len(aggs) == 5
     for name, combine, serial, deserial in aggs:
-        assert (combine, serial, deserial) == ("hll_agg_combine", "hll_agg_serialize",
-                                               "hll_agg_deserialize"), name
+        kind = name.split("_")[0]
+        assert (combine, serial, deserial) == (kind + "_agg_combine", kind + "_agg_serialize",
+                                               kind + "_agg_deserialize"), name
 
 
 # ---------------------------------------------------------------- text and binary
