@@ -103,8 +103,10 @@ static bool hashes_own_bytes(Oid type)
 void pg_sketch_item_bytes(FunctionCallInfo fcinfo, int argno, pg_sketch_item *item,
                           const char **data, size_t *len, void **to_free)
 {
-    Oid type = get_fn_expr_argtype(fcinfo->flinfo, argno);
-    if (item->type != type) {
+    /* An argument's type is the same on every call through one FmgrInfo:
+     * looked up on the first. */
+    if (!OidIsValid(item->type)) {
+        Oid type = get_fn_expr_argtype(fcinfo->flinfo, argno);
         if (!OidIsValid(type))
             ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                             errmsg("could not determine the type of an item")));
