@@ -273,6 +273,14 @@ static int pin(const struct histograms *hs, double *l, struct fit *s)
     return 0;
 }
 
+static double dot(const double *x, const double *y)
+{
+    double sum = 0;
+    for (int i = 0; i < PARAMS; i++)
+        sum += x[i] * y[i];
+    return sum;
+}
+
 /* Maximizes the likelihood from l, in place; leaves the fit at the end. */
 static void maximize(const struct histograms *hs, double *l, struct fit *s)
 {
@@ -283,33 +291,20 @@ static void maximize(const struct histograms *hs, double *l, struct fit *s)
         int free_set[PARAMS];
         free_parameters(l, s, free_set);
         double d[PARAMS] = {0};
-        double slope = 0;
-        if (solve_free(s, free_set, d, NULL)) {
-            for (int i = 0; i < PARAMS; i++)
-                slope += d[i] * s->gradient[i];
-        }
-        if (!(slope > 0)) {
-            /* Not a way up: the gradient, scaled to each rate's size. */
-            slope = 0;
-            for (int i = 0; i < PARAMS; i++) {
-                double scale = l[i] > 1e-3 ? l[i] : 1e-3;
-                d[i] = free_set[i] ? s->gradient[i] * scale * scale : 0;
-                slope += d[i] * s->gradient[i];
-            }
+        if (!solve_free(s, free_set, d, NULL) || !(dot(d, s->gradient) > 0)) {
+            /* Not a way up: the gradient, scaled to each rate's size, and
+             * shortened to at most a doubling of any rate per step. */
             double longest = 0;
             for (int i = 0; i < PARAMS; i++) {
                 double scale = l[i] > 1e-3 ? l[i] : 1e-3;
-                if (fabs(d[i]) / scale > longest)
-                    longest = fabs(d[i]) / scale;
+                d[i] = free_set[i] ? s->gradient[i] * scale * scale : 0;
+                longest = fmax(longest, fabs(d[i]) / scale);
             }
-            /* at most a doubling of any rate per step */
             if (longest > 1)
                 for (int i = 0; i < PARAMS; i++)
                     d[i] /= longest;
-            slope = 0;
-            for (int i = 0; i < PARAMS; i++)
-                slope += d[i] * s->gradient[i];
         }
+        double slope = dot(d, s->gradient);
         if (!(slope > 0))
             return;
         double step = 1, next[PARAMS];

@@ -357,6 +357,14 @@ void sk_hll_map_free(sk_hll_map *m)
     sk__free(&a, m, sizeof *m);
 }
 
+/* The register and value of an item's hash at precision p. */
+static inline void register_of(uint64_t hash, unsigned p, uint32_t *idx, unsigned *value)
+{
+    *idx = (uint32_t)(hash & (sk__hll_registers(p) - 1));
+    uint64_t rank_bits = (hash >> p) | UINT64_C(1) << (64 - p);
+    *value = (unsigned)__builtin_ctzll(rank_bits) + 1;
+}
+
 int sk_hll_map_add_hash(sk_hll_map *m, const void *key, size_t key_len, uint64_t hash)
 {
     if (m == NULL || (key == NULL && key_len != 0))
@@ -365,10 +373,10 @@ int sk_hll_map_add_hash(sk_hll_map *m, const void *key, size_t key_len, uint64_t
     uint8_t *r = group_of(m, key, key_len, &rc);
     if (r == NULL)
         return rc;
-    unsigned p = m->precision;
-    uint32_t idx = (uint32_t)(hash & (sk__hll_registers(p) - 1));
-    uint64_t rank_bits = (hash >> p) | UINT64_C(1) << (64 - p);
-    return rec_set(m, r, idx, (unsigned)__builtin_ctzll(rank_bits) + 1);
+    uint32_t idx;
+    unsigned value;
+    register_of(hash, m->precision, &idx, &value);
+    return rec_set(m, r, idx, value);
 }
 
 int sk_hll_map_add(sk_hll_map *m, const void *key, size_t key_len, const void *item,
@@ -377,14 +385,6 @@ int sk_hll_map_add(sk_hll_map *m, const void *key, size_t key_len, const void *i
     if (item == NULL && item_len != 0)
         return SK_EINVAL;
     return sk_hll_map_add_hash(m, key, key_len, sk_murmur64a(item, item_len, SK_REDIS_HLL_SEED));
-}
-
-/* The register and value of an item's hash at precision p. */
-static inline void register_of(uint64_t hash, unsigned p, uint32_t *idx, unsigned *value)
-{
-    *idx = (uint32_t)(hash & (sk__hll_registers(p) - 1));
-    uint64_t rank_bits = (hash >> p) | UINT64_C(1) << (64 - p);
-    *value = (unsigned)__builtin_ctzll(rank_bits) + 1;
 }
 
 /* A batch is a pipeline: an item's key is hashed and its table slot
@@ -414,18 +414,30 @@ struct in_flight {
 
 /* Stages 1 and 2 are the probe's first steps as prefetches; a group that
  * is not in its home slot is found by the probe itself, with a miss. */
+static inline const struct slot *home_slot(const sk_hll_map *m, uint64_t key_hash)
+{
+    return &m->table[(uint32_t)key_hash & (m->table_cap - 1)];
+}
+
+/* The group (+ 1) in the key's home slot if its tag is the key's, else 0. */
+static inline uint32_t home_group(const sk_hll_map *m, uint64_t key_hash)
+{
+    const struct slot *s = home_slot(m, key_hash);
+    return s->tag == (uint32_t)(key_hash >> 32) ? s->group : 0;
+}
+
 PREFETCHER prefetch_entry(const sk_hll_map *m, uint64_t kh)
 {
-    const struct slot *s = &m->table[(uint32_t)kh & (m->table_cap - 1)];
-    if (s->group != 0 && s->tag == (uint32_t)(kh >> 32))
-        __builtin_prefetch(&m->records[s->group - 1], 0);
+    uint32_t g = home_group(m, kh);
+    if (g != 0)
+        __builtin_prefetch(&m->records[g - 1], 0);
 }
 
 PREFETCHER prefetch_record(const sk_hll_map *m, uint64_t kh, size_t key_len)
 {
-    const struct slot *s = &m->table[(uint32_t)kh & (m->table_cap - 1)];
-    if (s->group != 0 && s->tag == (uint32_t)(kh >> 32)) {
-        const uint8_t *r = m->records[s->group - 1];
+    uint32_t g = home_group(m, kh);
+    if (g != 0) {
+        const uint8_t *r = m->records[g - 1];
         __builtin_prefetch(r, 1);
         __builtin_prefetch(r + REC_OFF_KEY + key_len, 0);
     }
@@ -489,7 +501,7 @@ int sk_hll_map_add_batch(sk_hll_map *m, const void *const *keys, const size_t *k
         if (i < n) {
             uint64_t kh = key_hash(keys[i], key_lens[i]);
             ring[i % RING].key_hash = kh;
-            __builtin_prefetch(&m->table[(uint32_t)kh & (m->table_cap - 1)], 0);
+            __builtin_prefetch(home_slot(m, kh), 0);
         }
     }
     return SK_OK;
