@@ -56,7 +56,6 @@ static void merge_into(MemoryContext cxt, sk_hll **state, const sk_hll *src)
 PG_FUNCTION_INFO_V1(hll_agg_trans);
 Datum hll_agg_trans(PG_FUNCTION_ARGS)
 {
-    MemoryContext cxt = pg_sketch_aggregate_context(fcinfo, "hll_agg_trans");
     sk_hll *state = PG_ARGISNULL(0) ? NULL : (sk_hll *)PG_GETARG_POINTER(0);
     unsigned precision = SK_HLL_DEFAULT_PRECISION;
     if (PG_NARGS() > 2) {
@@ -65,8 +64,11 @@ Datum hll_agg_trans(PG_FUNCTION_ARGS)
                             errmsg("hll_agg's precision must not be NULL")));
         precision = pg_sketch_precision_arg(PG_GETARG_INT32(2));
     }
+    /* A state exists only in an aggregate's call (no SQL value is of type
+     * internal), so the context is checked when the state is made, not on
+     * every row. */
     if (state == NULL)
-        state = new_state(cxt, precision);
+        state = new_state(pg_sketch_aggregate_context(fcinfo, "hll_agg_trans"), precision);
     else if (sk_hll_precision(state) != precision)
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                         errmsg("hll_agg's precision changed from %u to %u within a group",

@@ -121,7 +121,11 @@ void pg_sketch_item_bytes(FunctionCallInfo fcinfo, int argno, pg_sketch_item *it
     }
     Datum value = PG_GETARG_DATUM(argno);
     if (item->own_bytes) {
-        struct varlena *v = PG_DETOAST_DATUM_PACKED(value);
+        struct varlena *v = (struct varlena *)DatumGetPointer(value);
+        /* Most values are inline and uncompressed: read in place, without
+         * the call that would only find out as much. */
+        if (VARATT_IS_EXTERNAL(v) || VARATT_IS_COMPRESSED(v))
+            v = pg_detoast_datum_packed(v);
         *data = VARDATA_ANY(v);
         *len = VARSIZE_ANY_EXHDR(v);
         *to_free = v != (struct varlena *)DatumGetPointer(value) ? v : NULL;

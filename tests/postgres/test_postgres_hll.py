@@ -339,14 +339,20 @@ def test_what_hll_agg_hashes_per_type(conn):
     # a literal of no type has to be given one, as for any polymorphic function
     e = fails(conn, "SELECT hll_agg('abc')")
     assert "polymorphic" in str(e)
-    # toasted values are hashed whole
+    # toasted values are hashed whole: compressed inline (the default for a
+    # compressible value) and out of line uncompressed (STORAGE EXTERNAL)
     big = "x" * 100000
-    conn.execute("DROP TABLE IF EXISTS toasted")
-    conn.execute("CREATE TABLE toasted (t text, b bytea)")
-    conn.execute("INSERT INTO toasted VALUES (%s, convert_to(%s, 'UTF8'))", (big, big))
-    assert value(conn, "SELECT hll_agg(t)::text FROM toasted") == value(
-        conn, "SELECT hll_agg(b)::text FROM toasted") == value(
-        conn, "SELECT hll_agg(%s::text)::text", (big,))
+    for storage in ("EXTENDED", "EXTERNAL"):
+        conn.execute("DROP TABLE IF EXISTS toasted")
+        conn.execute("CREATE TABLE toasted (t text, b bytea)")
+        conn.execute("ALTER TABLE toasted ALTER t SET STORAGE %s, ALTER b SET STORAGE %s"
+                     % (storage, storage))
+        conn.execute("INSERT INTO toasted VALUES (%s, convert_to(%s, 'UTF8'))", (big, big))
+        stored = value(conn, "SELECT pg_column_size(t) FROM toasted")
+        assert (stored < 10000) if storage == "EXTENDED" else (stored >= len(big)), stored
+        assert value(conn, "SELECT hll_agg(t)::text FROM toasted") == value(
+            conn, "SELECT hll_agg(b)::text FROM toasted") == value(
+            conn, "SELECT hll_agg(%s::text)::text", (big,)), storage
     conn.execute("DROP TABLE toasted")
 
 
