@@ -14,7 +14,7 @@ from psycopg.adapt import Dumper
 from conftest import SKETCH_BIN
 from test_postgres_hll import (DATA_CORRUPTED, INVALID_BINARY, INVALID_PARAMETER, INVALID_TEXT,
                                NULL_NOT_ALLOWED, PARALLEL, SERIAL, big_table, fails,  # noqa: F401
-                               literal_of, native_bytes, one, value, _plan)
+                               literal_of, native_bytes, value, _plan)
 
 # The dump form (docs/bloom-format.md): a 40-byte header and a 48-byte entry
 # per layer before the bits; a fixed filter has one layer.

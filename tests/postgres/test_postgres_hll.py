@@ -6,7 +6,6 @@ plans that give the serial result.
 """
 import json
 import math
-import os
 import subprocess
 
 import psycopg
