@@ -100,8 +100,8 @@ static bool hashes_own_bytes(Oid type)
     return base == TEXTOID || base == VARCHAROID || base == BPCHAROID || base == BYTEAOID;
 }
 
-void pg_sketch_item_bytes(FunctionCallInfo fcinfo, int argno, pg_sketch_item *item,
-                          const char **data, size_t *len, void **to_free)
+void pg_sketch_item_bytes_any(FunctionCallInfo fcinfo, int argno, pg_sketch_item *item,
+                              const char **data, size_t *len, void **to_free)
 {
     /* An argument's type is the same on every call through one FmgrInfo:
      * looked up on the first. */
@@ -121,11 +121,7 @@ void pg_sketch_item_bytes(FunctionCallInfo fcinfo, int argno, pg_sketch_item *it
     }
     Datum value = PG_GETARG_DATUM(argno);
     if (item->own_bytes) {
-        struct varlena *v = (struct varlena *)DatumGetPointer(value);
-        /* Most values are inline and uncompressed: read in place, without
-         * the call that would only find out as much. */
-        if (VARATT_IS_EXTERNAL(v) || VARATT_IS_COMPRESSED(v))
-            v = pg_detoast_datum_packed(v);
+        struct varlena *v = PG_DETOAST_DATUM_PACKED(value);
         *data = VARDATA_ANY(v);
         *len = VARSIZE_ANY_EXHDR(v);
         *to_free = v != (struct varlena *)DatumGetPointer(value) ? v : NULL;

@@ -63,9 +63,25 @@ typedef struct pg_sketch_item {
 /* The item that argument argno (not NULL) of fcinfo stands for: *data and
  * *len. *to_free is what the caller may pfree afterwards (or NULL): the text
  * output, or a detoasted copy, in the current memory context. */
-PG_SKETCH_LOCAL void pg_sketch_item_bytes(FunctionCallInfo fcinfo, int argno,
-                                          pg_sketch_item *item, const char **data,
-                                          size_t *len, void **to_free);
+PG_SKETCH_LOCAL void pg_sketch_item_bytes_any(FunctionCallInfo fcinfo, int argno,
+                                              pg_sketch_item *item, const char **data,
+                                              size_t *len, void **to_free);
+
+/* The same, inline for the value an aggregate sees on most rows: a string
+ * stored in its row, read in place. */
+static inline void pg_sketch_item_bytes(FunctionCallInfo fcinfo, int argno,
+                                        pg_sketch_item *item, const char **data, size_t *len,
+                                        void **to_free)
+{
+    struct varlena *v = (struct varlena *)DatumGetPointer(PG_GETARG_DATUM(argno));
+    if (likely(item->own_bytes) && !VARATT_IS_EXTERNAL(v) && !VARATT_IS_COMPRESSED(v)) {
+        *data = VARDATA_ANY(v);
+        *len = VARSIZE_ANY_EXHDR(v);
+        *to_free = NULL;
+        return;
+    }
+    pg_sketch_item_bytes_any(fcinfo, argno, item, data, len, to_free);
+}
 
 /* The aggregate's memory context, or an ERROR if fcinfo is no aggregate's
  * call (a support function called by hand). */

@@ -293,10 +293,9 @@ int sk__hll_set(sk_hll *h, uint32_t idx, unsigned value)
 
 static inline int add_hash(sk_hll *h, uint64_t hash)
 {
-    unsigned p = h->precision;
-    uint32_t idx = (uint32_t)(hash & (sk__hll_registers(p) - 1));
-    uint64_t rank_bits = (hash >> p) | UINT64_C(1) << (64 - p);
-    unsigned rank = (unsigned)__builtin_ctzll(rank_bits) + 1;
+    uint32_t idx;
+    unsigned rank;
+    sk__hll_register_of(hash, h->precision, &idx, &rank);
     return set_register(h, idx, rank);
 }
 

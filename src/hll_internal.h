@@ -38,6 +38,18 @@ static inline uint32_t sk__hll_registers(unsigned precision)
     return UINT32_C(1) << precision;
 }
 
+/* The register and value of an item's hash at precision p: the low p bits
+ * pick the register, and the value is the position of the lowest set bit
+ * among the other 64 - p, counted from 1 (a sentinel bit above them caps it
+ * at sk__hll_max_rank), as Redis's HyperLogLog counts it. */
+static inline void sk__hll_register_of(uint64_t hash, unsigned p, uint32_t *idx,
+                                       unsigned *value)
+{
+    *idx = (uint32_t)(hash & (sk__hll_registers(p) - 1));
+    uint64_t rank_bits = (hash >> p) | UINT64_C(1) << (64 - p);
+    *value = (unsigned)__builtin_ctzll(rank_bits) + 1;
+}
+
 /* Bytes of m registers of 6 bits. */
 static inline size_t sk__hll_dense_size(unsigned precision)
 {

@@ -357,14 +357,6 @@ void sk_hll_map_free(sk_hll_map *m)
     sk__free(&a, m, sizeof *m);
 }
 
-/* The register and value of an item's hash at precision p. */
-static inline void register_of(uint64_t hash, unsigned p, uint32_t *idx, unsigned *value)
-{
-    *idx = (uint32_t)(hash & (sk__hll_registers(p) - 1));
-    uint64_t rank_bits = (hash >> p) | UINT64_C(1) << (64 - p);
-    *value = (unsigned)__builtin_ctzll(rank_bits) + 1;
-}
-
 int sk_hll_map_add_hash(sk_hll_map *m, const void *key, size_t key_len, uint64_t hash)
 {
     if (m == NULL || (key == NULL && key_len != 0))
@@ -375,7 +367,7 @@ int sk_hll_map_add_hash(sk_hll_map *m, const void *key, size_t key_len, uint64_t
         return rc;
     uint32_t idx;
     unsigned value;
-    register_of(hash, m->precision, &idx, &value);
+    sk__hll_register_of(hash, m->precision, &idx, &value);
     return rec_set(m, r, idx, value);
 }
 
@@ -473,7 +465,7 @@ int sk_hll_map_add_batch(sk_hll_map *m, const void *const *keys, const size_t *k
             j = i - LAST;
             uint32_t idx;
             unsigned value;
-            register_of(ring[j % RING].hash, p, &idx, &value);
+            sk__hll_register_of(ring[j % RING].hash, p, &idx, &value);
             int rc = rec_set(m, ring[j % RING].record, idx, value);
             if (rc < 0)
                 return rc;

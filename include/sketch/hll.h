@@ -92,6 +92,11 @@ SK_API uint64_t sk_hll_hash(const void *data, size_t len);
  * a register changed, 0 if not (like Redis's PFADD), or SK_ENOMEM. */
 SK_API int sk_hll_add(sk_hll *h, const void *data, size_t len);
 SK_API int sk_hll_add_hash(sk_hll *h, uint64_t hash);
+/* Adds n precomputed hashes, the registers those n adds would give, faster
+ * when the sketch is out of cache (one of many built at once). Returns 1 if
+ * a register changed, 0 if not, or SK_ENOMEM with the hashes before the one
+ * that failed added. */
+SK_API int sk_hll_add_hashes(sk_hll *h, const uint64_t *hashes, size_t n);
 
 /* The estimated number of distinct items. */
 SK_API uint64_t sk_hll_count(const sk_hll *h);

@@ -177,6 +177,20 @@ static void test_everything_goes_through_the_allocator(void **state)
     free(buf);
 }
 
+/* Whether two sketches hold the same registers (their native bytes). */
+static int same_sketch(const sk_hll *a, const sk_hll *b)
+{
+    size_t la = sk_hll_serialized_size(a, SK_HLL_NATIVE), lb = sk_hll_serialized_size(b, SK_HLL_NATIVE);
+    uint8_t *sa = malloc(la), *sb = malloc(lb);
+    assert_true(sa != NULL && sb != NULL);
+    assert_int_equal(sk_hll_serialize(a, SK_HLL_NATIVE, sa, la, &la), SK_OK);
+    assert_int_equal(sk_hll_serialize(b, SK_HLL_NATIVE, sb, lb, &lb), SK_OK);
+    int same = la == lb && memcmp(sa, sb, la) == 0;
+    free(sa);
+    free(sb);
+    return same;
+}
+
 /* Every allocation, failed in turn: the call answers SK_ENOMEM, keeps what
  * it had, and nothing leaks. */
 static void test_failing_allocator(void **state)
@@ -227,6 +241,36 @@ static void test_failing_allocator(void **state)
         if (rc < 0) {
             assert_int_equal(rc, SK_ENOMEM);
             assert_int_equal(sk_hll_count(h), count); /* as it was */
+        }
+        sk_hll_free(h);
+        assert_int_equal(c.live_bytes, 0);
+
+        /* In batches: the hashes before the one that failed are added. */
+        c = (struct counter){.fail_at = fail_at};
+        rc = sk_hll_create(&h, 12, &a);
+        if (rc != SK_OK)
+            continue;
+        static uint64_t hashes[5000];
+        for (k = 0; k < 5000; k++)
+            hashes[k] = sk_hll_hash(&k, sizeof k);
+        size_t done;
+        for (done = 0; done < 5000; done += 250) {
+            rc = sk_hll_add_hashes(h, hashes + done, 250);
+            if (rc < 0)
+                break;
+        }
+        if (rc < 0) {
+            assert_int_equal(rc, SK_ENOMEM);
+            sk_hll *reference;
+            assert_int_equal(sk_hll_new(&reference, 12), SK_OK);
+            assert_true(sk_hll_add_hashes(reference, hashes, done) >= 0);
+            int matched = 0;
+            for (size_t i = done; i < done + 250 && !matched; i++) {
+                matched = same_sketch(h, reference);
+                assert_true(sk_hll_add_hash(reference, hashes[i]) >= 0);
+            }
+            assert_true(matched);
+            sk_hll_free(reference);
         }
         sk_hll_free(h);
         assert_int_equal(c.live_bytes, 0);

@@ -743,6 +743,51 @@ static void test_saturated_registers(void **state)
     sk_hll_free(h);
 }
 
+/* Hashes added in batches of every size give the registers of adding them
+ * one at a time, through the sparse array, across the turn to dense (within
+ * a batch and at its edge), and in the dense registers; each batch answers
+ * whether any of its adds changed a register. */
+static void test_batches_equal_single_adds(void **state)
+{
+    (void)state;
+    static uint64_t hashes[3000];
+    for (unsigned p = SK_HLL_MIN_PRECISION; p <= SK_HLL_MAX_PRECISION; p += 2) {
+        sk_hll *h = new_hll(p), *reference = new_hll(p);
+        uint64_t seed = 77 + p;
+        int went_dense_within_a_batch = 0;
+        for (int round = 0; round < 40; round++) {
+            size_t n = (size_t)(splitmix64(&seed) % (sizeof hashes / sizeof hashes[0]));
+            if (round % 5 == 0)
+                n = round % 10;
+            for (size_t i = 0; i < n; i++) /* repeats, and the odd hash of a large rank */
+                hashes[i] = i > 0 && i % 7 == 0 ? hashes[i / 2] : splitmix64(&seed) >> (i % 3 ? 0 : 40);
+            int expected = 0;
+            for (size_t i = 0; i < n; i++) {
+                int rc = sk_hll_add_hash(reference, hashes[i]);
+                assert_true(rc >= 0);
+                expected |= rc;
+            }
+            int was_sparse = hll_is_sparse(h);
+            assert_int_equal(sk_hll_add_hashes(h, hashes, n), expected);
+            went_dense_within_a_batch |= was_sparse && !hll_is_sparse(h);
+            assert_same_registers(h, reference);
+            /* the same batch again changes nothing */
+            assert_int_equal(sk_hll_add_hashes(h, hashes, n), 0);
+        }
+        assert_true(went_dense_within_a_batch);
+        assert_false(hll_is_sparse(h));
+        sk_hll_free(h);
+        sk_hll_free(reference);
+    }
+    sk_hll *h = new_hll(14);
+    uint64_t one = 1;
+    assert_int_equal(sk_hll_add_hashes(h, NULL, 0), 0);
+    assert_int_equal(sk_hll_add_hashes(h, NULL, 1), SK_EINVAL);
+    assert_int_equal(sk_hll_add_hashes(NULL, &one, 1), SK_EINVAL);
+    assert_int_equal(sk_hll_count(h), 0);
+    sk_hll_free(h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -755,6 +800,7 @@ int main(void)
         cmocka_unit_test(test_small_counts_are_exact),
         cmocka_unit_test(test_sparse_turns_dense_at_the_limit),
         cmocka_unit_test(test_sparse_finds_registers_wherever_they_are),
+        cmocka_unit_test(test_batches_equal_single_adds),
         cmocka_unit_test(test_copy_is_independent),
         cmocka_unit_test(test_reset_forgets_everything),
         cmocka_unit_test(test_merge_equals_sketch_of_union),
