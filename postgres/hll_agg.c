@@ -34,15 +34,18 @@ static pg_sketch_item *item_of(FunctionCallInfo fcinfo)
 }
 
 /* Hashes a state holds before it adds them: enough to overlap the misses
- * of a cold sketch (sk_hll_add_hashes prefetches 8 ahead), few enough that
- * a state of 100,000 groups stays small beside their sketches. */
-#define PENDING 32
+ * of a cold sketch (sk_hll_add_hashes prefetches 8 ahead), and as many as
+ * make the state 256 bytes, one of palloc's sizes (32 would round it up to
+ * 512, in each of maybe millions of groups). */
+#define PENDING 30
 
 typedef struct hll_state {
     sk_hll *sketch;
     uint32 pending;
     uint64 hashes[PENDING];
 } hll_state;
+
+StaticAssertDecl(sizeof(hll_state) == 256, "hll_state is one of palloc's sizes");
 
 /* An empty transition state, for the whole aggregate to live in cxt. */
 static hll_state *new_state(MemoryContext cxt, unsigned precision)

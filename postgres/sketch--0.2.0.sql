@@ -108,6 +108,13 @@ CREATE FUNCTION hll_agg_deserialize(bytea, internal) RETURNS internal
 CREATE FUNCTION hll_agg_final(internal) RETURNS hll
     AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
+-- SSPACE: the bytes a group's state takes, as the planner and a hashed
+-- GROUP BY count them. Without it PostgreSQL guesses 8 KB for a state of
+-- type internal, and a HashAggregate of more groups than work_mem * 2 / 8 KB
+-- spills to disk however little they take. A state of a few hundred items
+-- takes about 1 KB (256 bytes of state, the sketch and its sparse entries),
+-- and one of many items 16 KB; the executor spills by the memory really
+-- taken, whatever the estimate.
 CREATE AGGREGATE hll_agg(anyelement) (
     SFUNC = hll_agg_trans,
     STYPE = internal,
@@ -115,6 +122,7 @@ CREATE AGGREGATE hll_agg(anyelement) (
     COMBINEFUNC = hll_agg_combine,
     SERIALFUNC = hll_agg_serialize,
     DESERIALFUNC = hll_agg_deserialize,
+    SSPACE = 1024,
     PARALLEL = SAFE
 );
 COMMENT ON AGGREGATE hll_agg(anyelement) IS
@@ -127,6 +135,7 @@ CREATE AGGREGATE hll_agg(anyelement, integer) (
     COMBINEFUNC = hll_agg_combine,
     SERIALFUNC = hll_agg_serialize,
     DESERIALFUNC = hll_agg_deserialize,
+    SSPACE = 1024,
     PARALLEL = SAFE
 );
 COMMENT ON AGGREGATE hll_agg(anyelement, integer) IS
@@ -139,6 +148,7 @@ CREATE AGGREGATE hll_union_agg(hll) (
     COMBINEFUNC = hll_agg_combine,
     SERIALFUNC = hll_agg_serialize,
     DESERIALFUNC = hll_agg_deserialize,
+    SSPACE = 1024,
     PARALLEL = SAFE
 );
 COMMENT ON AGGREGATE hll_union_agg(hll) IS 'sketch of the union of the sketches';

@@ -403,6 +403,22 @@ def test_hll_agg_in_a_window_and_many_groups(conn):
     assert sum(r[0] for r in rows) >= 199000
 
 
+def test_many_small_groups_hash_without_spilling(conn):
+    # hll_agg's SSPACE tells the planner what a group's state takes: with
+    # PostgreSQL's guess for an internal state (8 KB), 20,000 groups are over
+    # what 64 MB of work_mem holds, and the HashAggregate spills to disk.
+    conn.execute("SET work_mem = '64MB'")
+    conn.execute("SET max_parallel_workers_per_gather = 0")
+    try:
+        plan = "\n".join(r[0] for r in conn.execute(
+            "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT x % 20000, hll_agg(x)"
+            " FROM generate_series(1, 100000) x GROUP BY 1").fetchall())
+    finally:
+        conn.execute("RESET work_mem")
+        conn.execute("RESET max_parallel_workers_per_gather")
+    assert "HashAggregate" in plan and "Batches: 1 " in plan, plan
+
+
 # ---------------------------------------------------------------- functions on sketches
 
 def test_hll_count_and_estimate(conn):

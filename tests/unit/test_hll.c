@@ -779,7 +779,29 @@ static void test_batches_equal_single_adds(void **state)
         sk_hll_free(h);
         sk_hll_free(reference);
     }
-    sk_hll *h = new_hll(14);
+    /* A sparse sketch given batches of few indices, each many times with
+     * values of every size and in every order: entries raised in place, new
+     * ones merged in between them, and the largest of a batch kept. */
+    sk_hll *h = new_hll(14), *reference = new_hll(14);
+    uint64_t seed = 5;
+    for (int round = 0; round < 300; round++) {
+        size_t n = 1 + (size_t)(splitmix64(&seed) % 200);
+        for (size_t i = 0; i < n; i++) {
+            uint64_t idx = (splitmix64(&seed) % 60) * 251; /* 60 registers, spread out */
+            unsigned rank = 1 + (unsigned)(splitmix64(&seed) % 20);
+            hashes[i] = idx | (UINT64_C(1) << (14 + rank - 1));
+        }
+        int expected = 0;
+        for (size_t i = 0; i < n; i++)
+            expected |= sk_hll_add_hash(reference, hashes[i]);
+        assert_int_equal(sk_hll_add_hashes(h, hashes, n), expected);
+        assert_true(hll_is_sparse(h));
+        assert_same_registers(h, reference);
+    }
+    sk_hll_free(h);
+    sk_hll_free(reference);
+
+    h = new_hll(14);
     uint64_t one = 1;
     assert_int_equal(sk_hll_add_hashes(h, NULL, 0), 0);
     assert_int_equal(sk_hll_add_hashes(h, NULL, 1), SK_EINVAL);
