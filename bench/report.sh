@@ -33,15 +33,22 @@
 #            file, built from this repository's history), 3 and 1M / 100K
 #            items, 5 / 3 rounds (median)
 #
+#   postgres bench/pg_bench.py: the PostgreSQL extension's hll_agg against
+#            postgresql-hll, count(DISTINCT) and count(v) on 10M and 100M / 1M
+#            rows, without GROUP BY and with 1,000 and 100,000 / 10,000 groups,
+#            serial and with 2 workers; medians of 3 rounds (count(DISTINCT)
+#            on over 20M rows: 1)
+#
 # Options:
 #   -q              quick sizes (above); output build-report/benchmarks.md
 #   -o FILE         write the report to FILE
-#   -s LIST         only these sections, comma-separated (default: all eight)
+#   -s LIST         only these sections, comma-separated (default: all nine)
 #   -n              install nothing: sections whose peers are missing are
 #                   skipped with a note (by default, as root on Debian, missing
 #                   peers are installed with apt-get: libbloom-dev,
 #                   golang-github-dcso-bloom-cli, redis-server, redis-tools,
-#                   python3-redis)
+#                   python3-redis, postgresql-15, postgresql-server-dev-15,
+#                   postgresql-15-hll, python3-psycopg)
 #   -B N[,N]...     bloom_bench item counts        -A N  bloom_bench absent keys
 #   -L N            count_bench lines              -D N  count_bench distinct lines
 #   -S N            count_bench runs of sort -u and awk (SLOW_RUNS)
@@ -59,13 +66,13 @@ build=$root/build-report
 raw=$build/out
 quick=0
 install=1
-sections=hll,bloom,count,groups,bloomcli,module,compressed,inplace
+sections=hll,bloom,count,groups,bloomcli,module,compressed,inplace,postgres
 # The last commit whose `bloom add` rewrote the whole file: the peer of inplace.
 INPLACE_PEER_REF=${INPLACE_PEER_REF:-15d097a}
 report=
 opt_bloom_ns= opt_absent= opt_lines= opt_distinct= opt_slow= opt_cli= opt_requests= opt_runs=
 
-usage() { sed -n '2,40p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,48p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 while getopts "qo:s:nB:A:L:D:S:C:M:R:h" opt; do
     case $opt in
     q) quick=1 ;;
@@ -91,6 +98,7 @@ if ((quick)); then
     cli_items=200000 cli_runs=3 module_requests=200000 module_rounds=2 module_set=100000
     compressed_lines=1000000 compressed_rounds=3
     inplace_items=100000000 inplace_bulk=100000 inplace_rounds=3
+    pg_rows=1000000 pg_groups="1000 10000" pg_runs=3
     mode="quick (small sizes: a smoke run, not a measurement)"
     [[ -n $report ]] || report=$build/benchmarks.md
 else
@@ -100,6 +108,7 @@ else
     cli_items=3300000 cli_runs=5 module_requests=1000000 module_rounds=5 module_set=1000000
     compressed_lines=10000000 compressed_rounds=5
     inplace_items=850000000 inplace_bulk=1000000 inplace_rounds=5
+    pg_rows="10000000 100000000" pg_groups="1000 100000" pg_runs=3
     mode="full"
     [[ -n $report ]] || report=$root/docs/benchmarks.md
 fi
@@ -113,7 +122,7 @@ module_requests=${opt_requests:-$module_requests}
 if [[ -n $opt_runs ]]; then
     hll_runs=$((opt_runs < 7 ? 7 : opt_runs)) bloom_runs=$((opt_runs < 3 ? 3 : opt_runs))
     bloom_runs_large=$opt_runs count_runs=$opt_runs cli_runs=$opt_runs module_rounds=$opt_runs
-    compressed_rounds=$opt_runs inplace_rounds=$opt_runs
+    compressed_rounds=$opt_runs inplace_rounds=$opt_runs pg_runs=$opt_runs
 fi
 want() { [[ ,$sections, == *,$1,* ]]; }
 
@@ -136,6 +145,13 @@ want groups && ! command -v npm > /dev/null && missing+=(npm)
 want compressed && ! command -v igzip > /dev/null && missing+=(isal)
 want compressed && ! command -v pigz > /dev/null && missing+=(pigz)
 want compressed && ! command -v zstd > /dev/null && missing+=(zstd)
+# PostgreSQL 15 with its server headers (to build the extension) and the peer.
+if want postgres; then
+    [[ -x /usr/lib/postgresql/15/bin/postgres ]] || missing+=(postgresql-15)
+    [[ -f /usr/include/postgresql/15/server/postgres.h ]] || missing+=(postgresql-server-dev-15)
+    [[ -f /usr/share/postgresql/15/extension/hll.control ]] || missing+=(postgresql-15-hll)
+    /usr/bin/python3 -c 'import psycopg' 2> /dev/null || missing+=(python3-psycopg)
+fi
 for tool in cmake cc; do command -v $tool > /dev/null || missing+=("$([[ $tool == cc ]] && echo gcc || echo $tool)"); done
 [[ -f /usr/include/xxhash.h ]] || missing+=(libxxhash-dev)
 if ((${#missing[@]})); then
@@ -247,6 +263,14 @@ if want inplace; then
     run_section inplace env ROUNDS="$inplace_rounds" FILTER_ITEMS="$inplace_items" \
         BULK_ITEMS="$inplace_bulk" bash "$here/in_place_bench.sh" "$build" $peer_bin
 fi
+if want postgres; then
+    if [[ -f $build/postgres/sketch.so ]]; then
+        run_section postgres env PG_ROWS="$pg_rows" PG_GROUPS="$pg_groups" RUNS="$pg_runs" \
+            EXACT_RUNS=1 /usr/bin/python3 "$here/pg_bench.py" "$build"
+    else
+        skip postgres "the extension was not built (PostgreSQL 15's server headers: postgresql-server-dev-15)"
+    fi
+fi
 load_end=$(cut -d' ' -f1-3 /proc/loadavg)
 total_min=$(( (SECONDS - t_start + 30) / 60 ))
 
@@ -352,6 +376,28 @@ summary=$(
             END { for (i = 1; i <= n; i++) printf "| Bloom command | %s: sketch bloom against DCSO bloom | %s s | %s s | **%s** |\n", o[i], s[o[i]], d[o[i]], r[o[i]] }' \
             "$raw/bloomcli.out"
     fi
+    if ok postgres; then
+        # Fixed columns (pg_bench.py's format): rows 1-10, groups 12-18, query
+        # 20-46, workers 48-54, median s 56-64, x floor 66-73, speedup 75-82,
+        # x exact 84-91, bytes 93-101, error 103-112.
+        awk 'function f(a, b) { v = substr($0, a, b); gsub(/ /, "", v); return v }
+             /^[0-9]+ / { q = substr($0, 20, 27); sub(/ +$/, "", q); r = f(1, 10); g = f(12, 7); w = f(48, 7)
+                 k = r SUBSEP g SUBSEP q SUBSEP w
+                 t[k] = f(56, 9); sp[k] = f(75, 8); x[k] = f(84, 8); b[k] = f(93, 9); e[k] = f(103, 10)
+                 if (q == "count(v)" && w == "0") order[++n] = r SUBSEP g }
+             END { s = "sketch hll_agg(v)"; p = "postgresql-hll hll_add_agg"; fl = "count(v)"
+                 for (i = 1; i <= n; i++) { split(order[i], rg, SUBSEP); r = rg[1]; g = rg[2]
+                     where = sprintf("PostgreSQL, %d M rows%s", r / 1000000, g == "-" ? "" : sprintf(", GROUP BY of %s groups", g))
+                     ks = order[i] SUBSEP s SUBSEP "0"; kp = order[i] SUBSEP p SUBSEP "0"; kf = order[i] SUBSEP fl SUBSEP "0"
+                     ks2 = order[i] SUBSEP s SUBSEP "2"; kp2 = order[i] SUBSEP p SUBSEP "2"
+                     printf "| %s | hll_agg(v) against count(v), the scan and one aggregate call a row (the floor), serial | %s s | %s s | %.2fx the time |\n", where, t[ks], t[kf], t[ks] / t[kf]
+                     printf "| %s | hll_agg(v) against postgresql-hll hll_add_agg(hll_hash_text(v), 14), serial | %s s | %s s | **%.2fx** faster |\n", where, t[ks], t[kp], t[kp] / t[ks]
+                     printf "| %s | the same with 2 parallel workers | %s s | %s s | **%.2fx** faster |\n", where, t[ks2], t[kp2], t[kp2] / t[ks2]
+                     printf "| %s | parallel speedup with 2 workers: sketch; postgresql-hll | %s | %s | |\n", where, sp[ks2], sp[kp2]
+                     printf "| %s | hll_agg(v) against exact count(DISTINCT v), serial | %s s | | **%s** faster |\n", where, t[ks], x[ks]
+                     printf "| %s | error against exact (RMS over groups); bytes a sketch: sketch; postgresql-hll | %s, %s B | %s, %s B | |\n", where, e[ks], b[ks], e[kp], b[kp] } }' \
+            "$raw/postgres.out"
+    fi
     if ok module; then
         awk '/^PFADD hll <rand>/ { pf = $(NF-1) }
              /^BF.ADD bf <rand>/ { printf "| Redis module | BF.ADD against PFADD (requests/s, median of rounds) | %s | %s | **%sx** |\n", $(NF-1), pf, $NF }
@@ -428,6 +474,7 @@ mkdir -p "$(dirname "$report")"
     want module && echo "| module | module_bench.sh: REQUESTS=$module_requests, ROUNDS=$module_rounds, SET_ITEMS=$module_set | ${status[module]:-} |"
     want groups && echo "| groups | group_bench.sh: GROUP_ROWS=$group_rows, GROUP_COUNTS=$group_counts, RUNS=$group_runs, SLOW_RUNS=1 | ${status[groups]:-} |"
     want compressed && echo "| compressed | compressed_bench.sh: BENCH_LINES=$compressed_lines, ROUNDS=$compressed_rounds | ${status[compressed]:-} |"
+    want postgres && echo "| postgres | pg_bench.py: PG_ROWS=$pg_rows, PG_GROUPS=$pg_groups, RUNS=$pg_runs, EXACT_RUNS=1 | ${status[postgres]:-} |"
     want inplace && echo "| inplace | in_place_bench.sh: FILTER_ITEMS=$inplace_items, BULK_ITEMS=$inplace_bulk, ROUNDS=$inplace_rounds, peer: $INPLACE_PEER_REF | ${status[inplace]:-} |"
     echo
     echo "## Summary"
@@ -455,9 +502,11 @@ mkdir -p "$(dirname "$report")"
         "\`sketch count\` of gzip, zstd and xz files against the fastest decompressor installed writing to /dev/null, and the usual \`zcat | wc -l\` pipes."
     section_md inplace "Adds in place: bench/in_place_bench.sh" \
         "\`sketch bloom add\` into a large filter file, which changes the chunks its items touch in place, against the command of commit $INPLACE_PEER_REF, which read, checked and rewrote the whole file. Peak memory is GNU time's maximum resident set, which counts the pages of the mapped file that the process touched."
+    section_md postgres "PostgreSQL extension against postgresql-hll: bench/pg_bench.py" \
+        "The extension's \`hll_agg(v)\` against postgresql-hll's \`hll_add_agg(hll_hash_text(v), 14)\` (Debian postgresql-15-hll, in a schema of its own), exact \`count(DISTINCT v)\` and \`count(v)\` (the floor: the scan and one aggregate call a row) on one private PostgreSQL 15 server, serial and with 2 parallel workers, without GROUP BY and with 1,000 and 100,000 groups. Errors are against count(DISTINCT)'s answer: the estimate's own without GROUP BY, the root mean square over the groups with it."
 } > "$report.tmp" && mv "$report.tmp" "$report"
 log "wrote $report ($total_min min)"
-for name in hll bloom count groups bloomcli module compressed inplace; do
+for name in hll bloom count groups bloomcli module compressed inplace postgres; do
     want $name && [[ ${status[$name]:-} == failed* ]] && exit 1
 done
 exit 0
