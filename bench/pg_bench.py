@@ -15,7 +15,7 @@ under the table.
 
 Environment:
   PG_ROWS="10000000 100000000"  rows of each table (one table each)
-  PG_GROUPS="1000 100000"       GROUP BY sizes, besides no GROUP BY
+  PG_GROUPS="1000 100000"       GROUP BY sizes, besides no GROUP BY (may be "")
   RUNS=3                        timed rounds (median shown)
   EXACT_RUNS=1                  rounds of count(DISTINCT) on tables of over
                                 20M rows (RUNS on smaller ones)
@@ -85,9 +85,9 @@ def positive(name, default):
     return int(value)
 
 
-def positives(name, default):
+def positives(name, default, may_be_empty=False):
     words = os.environ.get(name, default).split()
-    if not words or not all(w.isdigit() and int(w) > 0 for w in words):
+    if (not words and not may_be_empty) or not all(w.isdigit() and int(w) > 0 for w in words):
         die("%s must be positive integers, not '%s'" % (name, os.environ.get(name)))
     return [int(w) for w in words]
 
@@ -143,7 +143,7 @@ def main():
     if len(sys.argv) > 2 or not os.path.isdir(build_dir):
         die("usage: bench/pg_bench.py [BUILD_DIR] (a build directory; '%s' is none)" % build_dir)
     all_rows = positives("PG_ROWS", "10000000 100000000")
-    all_groups = positives("PG_GROUPS", "1000 100000")
+    all_groups = positives("PG_GROUPS", "1000 100000", may_be_empty=True)
     runs = positive("RUNS", "3")
     exact_runs = positive("EXACT_RUNS", "1")
     bench_dir = os.environ.get("BENCH_DIR", "/tmp/sketch-bench")

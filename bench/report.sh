@@ -3,7 +3,7 @@
 # one markdown report: the machine, the sizes, a summary of the key ratios, and
 # each tool's own table verbatim.
 #
-#     bench/report.sh          # full sizes (about 30-45 minutes on 2 cores)
+#     bench/report.sh          # full sizes (about 50-65 minutes on 2 cores)
 #                              #   -> docs/benchmarks.md
 #     bench/report.sh -q       # quick smoke run with small sizes (a few minutes)
 #                              #   -> build-report/benchmarks.md
