@@ -71,6 +71,7 @@ METHODS = (  # name, aggregate of v, estimate of it, stored bytes of it
     ("count(DISTINCT v) (exact)", "count(DISTINCT v)", "{}", "0"),
 )
 FLOOR, SKETCH, PGHLL, EXACT = (m[0] for m in METHODS)
+METHOD = {m[0]: m for m in METHODS}
 
 
 def die(message):
@@ -93,7 +94,7 @@ def positives(name, default, may_be_empty=False):
 
 
 def query(method, table, groups):
-    _, agg, estimate, size = METHODS[[m[0] for m in METHODS].index(method)]
+    _, agg, estimate, size = METHOD[method]
     inner = ("SELECT g{g} AS k, {a} AS x FROM {t} GROUP BY 1" if groups else
              "SELECT 0 AS k, {a} AS x FROM {t}").format(g=groups, a=agg, t=table)
     return "SELECT k, {e}, {s} FROM ({i}) q".format(e=estimate.format("x"),
@@ -113,10 +114,7 @@ def make_table(conn, rows, groups):
 
 def plan_workers(conn, sql):
     """The workers the plan gathers, or 0 for a plan without Gather."""
-    plan = "\n".join(r[0] for r in conn.execute("EXPLAIN " + sql).fetchall())
-    if "Gather" not in plan:
-        return 0
-    for line in plan.splitlines():
+    for (line,) in conn.execute("EXPLAIN " + sql).fetchall():
         if "Workers Planned:" in line:
             return int(line.split(":")[1])
     return 0

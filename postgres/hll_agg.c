@@ -47,16 +47,24 @@ typedef struct hll_state {
 
 StaticAssertDecl(sizeof(hll_state) == 256, "hll_state is one of palloc's sizes");
 
+/* A state in cxt holding sketch, with no hashes pending. */
+static hll_state *state_of(MemoryContext cxt, sk_hll *sketch)
+{
+    hll_state *state = MemoryContextAlloc(cxt, sizeof *state);
+    state->sketch = sketch;
+    state->pending = 0;
+    return state;
+}
+
 /* An empty transition state, for the whole aggregate to live in cxt. */
 static hll_state *new_state(MemoryContext cxt, unsigned precision)
 {
     sk_allocator allocator = pg_sketch_allocator(cxt);
-    hll_state *state = MemoryContextAlloc(cxt, sizeof *state);
-    state->pending = 0;
-    int status = sk_hll_create(&state->sketch, precision, &allocator);
+    sk_hll *sketch;
+    int status = sk_hll_create(&sketch, precision, &allocator);
     if (status != SK_OK)
         pg_sketch_error(status, ERRCODE_INTERNAL_ERROR, "cannot create a sketch");
-    return state;
+    return state_of(cxt, sketch);
 }
 
 /* The state's sketch, with its pending hashes added. */
@@ -165,10 +173,8 @@ PG_FUNCTION_INFO_V1(hll_agg_deserialize);
 Datum hll_agg_deserialize(PG_FUNCTION_ARGS)
 {
     (void)pg_sketch_aggregate_context(fcinfo, "hll_agg_deserialize");
-    hll_state *state = palloc(sizeof *state);
-    state->pending = 0;
-    state->sketch = pg_hll_from_value(PG_GETARG_HLL_P(0), CurrentMemoryContext);
-    PG_RETURN_POINTER(state);
+    PG_RETURN_POINTER(state_of(CurrentMemoryContext,
+                               pg_hll_from_value(PG_GETARG_HLL_P(0), CurrentMemoryContext)));
 }
 
 /* The state as an hll value. Its sketch stays the same (FINALFUNC_MODIFY =
