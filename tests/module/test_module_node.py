@@ -1,8 +1,8 @@
-"""node-redis 6.3.1 (npm `redis`) against the module, unchanged: runs
+"""node-redis 5.9.0 (npm `redis`) against the module, unchanged: runs
 tests/module/node/sketch.test.mjs with node's own test runner against a server
 of conftest.py's `servers`, in RESP3 (node-redis's default) and RESP2.
 
-Needs node (20 or later), npm and tests/module/node/node_modules (`npm ci`
+Needs node (18 or later: Debian 12's nodejs is 18.19), npm and tests/module/node/node_modules (`npm ci`
 in tests/module/node, from package-lock.json). Any of them missing is a
 FAILURE, never a skip. The node script gets the server's port in
 SKETCH_NODE_PORT; its whole output is printed when it fails.
@@ -17,7 +17,8 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 NODE_DIR = os.path.join(HERE, "node")
 SCRIPT = "sketch.test.mjs"
-REDIS_VERSION = "6.3.1"
+REDIS_VERSION = "5.9.0"     # the newest node-redis that runs on Node.js 18
+NODE_MAJOR = 18            # what its package.json's "engines" asks
 NODE_TIMEOUT = 180          # the whole node run, seconds (it takes about one)
 TEST_TIMEOUT_MS = 60000     # each node test
 
@@ -25,7 +26,7 @@ TEST_TIMEOUT_MS = 60000     # each node test
 def _require_node():
     node = shutil.which("node")
     if node is None:
-        pytest.fail("node is not on PATH: install Node.js 20 or later", pytrace=False)
+        pytest.fail("node is not on PATH: install Node.js %d or later" % NODE_MAJOR, pytrace=False)
     if shutil.which("npm") is None:
         pytest.fail("npm is not on PATH: install npm (to run `npm ci` in %s)" % NODE_DIR,
                     pytrace=False)
@@ -35,9 +36,9 @@ def _require_node():
         major = int(version.lstrip("v").split(".")[0])
     except ValueError:
         major = 0
-    if major < 20:
-        pytest.fail("node %r is too old: node-redis %s needs 20 or later"
-                    % (version, REDIS_VERSION), pytrace=False)
+    if major < NODE_MAJOR:
+        pytest.fail("node %r is too old: node-redis %s needs %d or later"
+                    % (version, REDIS_VERSION, NODE_MAJOR), pytrace=False)
     manifest = os.path.join(NODE_DIR, "node_modules", "redis", "package.json")
     try:
         with open(manifest) as f:
