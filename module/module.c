@@ -22,7 +22,9 @@
 #include "module.h"
 
 #define MODULE_NAME "sketch"
-#define MODULE_VERSION 100
+/* MODULE LIST's "ver", in Redis's convention (RedisBloom 2.6.28 says 20628):
+ * MAJOR * 10000 + MINOR * 100 + PATCH of the library's version. */
+#define MODULE_VERSION (SK_VERSION_MAJOR * 10000 + SK_VERSION_MINOR * 100 + SK_VERSION_PATCH)
 
 __attribute__((visibility("default"))) int
 RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);

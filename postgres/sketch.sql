@@ -1,4 +1,5 @@
--- sketch--0.2.0.sql: the objects of the extension sketch (docs/postgres.md):
+-- sketch.sql, installed as sketch--VERSION.sql: the objects of the extension
+-- sketch (docs/postgres.md):
 -- the type hll, libsketch's HyperLogLog in its native serialized format, and
 -- the type bloom, its Bloom filter, with their functions and aggregates, all
 -- in sketch.so (postgres/).

@@ -33,10 +33,15 @@
 extern "C" {
 #endif
 
+/* The one definition of the project's version: CMake reads these three lines
+ * for the soname, pkg-config, the CMake package, the Redis module and the
+ * PostgreSQL extension, and tests/version checks that they all agree. */
 #define SK_VERSION_MAJOR 0
 #define SK_VERSION_MINOR 2
 #define SK_VERSION_PATCH 0
-#define SK_VERSION_STRING "0.2.0"
+#define SK_VERSION_STRING SK_VERSION_TEXT_(SK_VERSION_MAJOR, SK_VERSION_MINOR, SK_VERSION_PATCH)
+#define SK_VERSION_TEXT_(major, minor, patch) SK_VERSION_QUOTE_(major.minor.patch)
+#define SK_VERSION_QUOTE_(text) #text
 
 #if defined(_WIN32)
 #define SK_API

@@ -34,7 +34,7 @@ PG_BINDIR = os.environ.get("SKETCH_PG_BINDIR", "/usr/lib/postgresql/15/bin")
 CMAKE = os.environ.get("SKETCH_CMAKE", "cmake")
 # The server user when the caller runs as root.
 ROOT_RUNS_AS = "nobody"
-EXTENSION_FILES = ("sketch.so", "sketch.control", "sketch--0.2.0.sql")
+SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 START_TIMEOUT = 30.0
 STOP_TIMEOUT = 30.0
 
@@ -44,6 +44,16 @@ try:
 except ImportError as e:  # reported when a server is asked for
     psycopg = None
     _PSYCOPG_ERROR = e
+
+
+def project_version():
+    """The version defined once in include/sketch/core.h, "MAJOR.MINOR.PATCH"."""
+    with open(os.path.join(SOURCE_DIR, "include", "sketch", "core.h")) as f:
+        parts = dict(re.findall(r"^#define SK_VERSION_(MAJOR|MINOR|PATCH) (\d+)$", f.read(), re.M))
+    return "%s.%s.%s" % (parts["MAJOR"], parts["MINOR"], parts["PATCH"])
+
+
+EXTENSION_FILES = ("sketch.so", "sketch.control", "sketch--%s.sql" % project_version())
 
 
 class PgServerError(Exception):
