@@ -19,8 +19,9 @@ NODE_DIR = os.path.join(HERE, "node")
 SCRIPT = "sketch.test.mjs"
 REDIS_VERSION = "5.9.0"     # the newest node-redis that runs on Node.js 18
 NODE_MAJOR = 18            # what its package.json's "engines" asks
-NODE_TIMEOUT = 180          # the whole node run, seconds (it takes about one)
-TEST_TIMEOUT_MS = 60000     # each node test
+# The whole node run, seconds (it takes about one); node 18 has no
+# --test-timeout for each test.
+NODE_TIMEOUT = 180
 
 
 def _require_node():
@@ -69,8 +70,7 @@ def test_node_redis(servers):
     env["SKETCH_NODE_HOST"] = "127.0.0.1"
     env["SKETCH_NODE_PORT"] = str(server.port)
     env.pop("NODE_OPTIONS", None)
-    argv = [node, "--test", "--test-reporter=spec",
-            "--test-timeout=%d" % TEST_TIMEOUT_MS, SCRIPT]
+    argv = [node, "--test", "--test-reporter=spec", SCRIPT]
     try:
         run = subprocess.run(argv, cwd=NODE_DIR, env=env, stdin=subprocess.DEVNULL,
                              capture_output=True, timeout=NODE_TIMEOUT)
