@@ -167,6 +167,19 @@ int sk_bloom_create(sk_bloom **out, const sk_bloom_options *opts)
     return SK_OK;
 }
 
+uint64_t sk_bloom_create_memory(const sk_bloom_options *opts)
+{
+    sk_bloom_options o;
+    sk_bloom_layout layout;
+    sk_bloom_layer shape;
+    if (sk__bloom_resolve_options(opts, &o) != SK_OK ||
+        sk__bloom_plan_first(&o, &layout, &shape) != SK_OK || shape.bytes > SIZE_MAX / 2)
+        return 0;
+    sk_allocator a;
+    sk__allocator_init(&a, o.allocator);
+    return sizeof(sk_bloom) + sk__array_cost(&a, (size_t)shape.bytes);
+}
+
 int sk_bloom_new(sk_bloom **out, uint64_t capacity, double fp_rate, sk_bloom_layout layout)
 {
     if (out != NULL)
@@ -216,6 +229,7 @@ int sk_bloom_copy(sk_bloom **out, const sk_bloom *src)
         l->checksum = src->layers[i].checksum;
     }
     f->max_memory = src->max_memory;
+    f->restoring = src->restoring;
     *out = f;
     return SK_OK;
 }

@@ -131,6 +131,11 @@ int sk_bloom_restore_finish(sk_bloom *f)
     return rc;
 }
 
+int sk_bloom_restoring(const sk_bloom *f)
+{
+    return f != NULL && f->restoring;
+}
+
 uint64_t sk_bloom_serialized_size(const sk_bloom *f)
 {
     return sk_bloom_dump_size(f);

@@ -135,9 +135,12 @@ void sk__bloom_encode_header(const sk_bloom *f, uint8_t *head, int packed)
         sk_store_le64(e + SK_BF_LAYER_OFF_COUNT,
                       atomic_load_explicit(&l->count, memory_order_relaxed));
         sk_store_le64(e + SK_BF_LAYER_OFF_ARRAY, offset);
+        /* An unfinished restore keeps the sums it was given, which its
+         * arrays will match only once every piece is in. */
         if (packed)
             sk_store_le64(e + SK_BF_LAYER_OFF_CHECKSUM,
-                          XXH3_64bits((const void *)l->words, (size_t)l->nwords * 8));
+                          f->restoring ? l->checksum
+                                       : XXH3_64bits((const void *)l->words, (size_t)l->nwords * 8));
         offset = sk__bloom_next_array(offset, l->nwords * 8, packed);
     }
     sk_store_le32(head + SK_BF_OFF_CHECKSUM, header_checksum(head, f->nlayers));

@@ -119,8 +119,12 @@ SK_API int sk_bloom_size_for(uint64_t capacity, double fp_rate, sk_bloom_layout 
 SK_API int sk_bloom_plan(const sk_bloom_options *opts, unsigned index, sk_bloom_layer *out);
 
 /* Creates a filter: SK_EINVAL for options out of range, SK_ETOOLARGE past
- * the limits, SK_EBUDGET if its first layer does not fit max_memory. */
+ * the limits, SK_EBUDGET if its first layer does not fit max_memory.
+ * sk_bloom_create_memory is the memory (core.h) that the filter would hold
+ * once created, which max_memory is held against; 0 for options that
+ * sk_bloom_create refuses for another reason. */
 SK_API int sk_bloom_create(sk_bloom **out, const sk_bloom_options *opts);
+SK_API uint64_t sk_bloom_create_memory(const sk_bloom_options *opts);
 
 /* A filter of fixed size for `capacity` items at `fp_rate`, with malloc. */
 SK_API int sk_bloom_new(sk_bloom **out, uint64_t capacity, double fp_rate,
@@ -288,7 +292,11 @@ SK_API int sk_bloom_sync(sk_bloom *f);
  * that is 0); sk_bloom_restore_chunk copies array bytes found at `offset` of
  * the dump into it; sk_bloom_restore_finish checks the arrays against the
  * header's checksums (SK_ECHECKSUM). Chunks and the finish are refused
- * (SK_EINCOMPAT) once a restore has finished, and for any other filter. */
+ * (SK_EINCOMPAT) once a restore has finished, and for any other filter.
+ * sk_bloom_restoring is 1 from the begin until a finish succeeds; the dump of
+ * such a filter carries the header's checksums, not those of its arrays as
+ * they are, so that it restores into the same unfinished state, and so does
+ * sk_bloom_copy. Its bits are not all in yet: it answers queries wrongly. */
 SK_API uint64_t sk_bloom_dump_size(const sk_bloom *f);
 SK_API size_t sk_bloom_dump_header_size(const sk_bloom *f);
 SK_API int sk_bloom_dump_read(const sk_bloom *f, uint64_t offset, void *buf, size_t len);
@@ -298,6 +306,7 @@ SK_API int sk_bloom_restore_begin(sk_bloom **out, const void *header, size_t len
 SK_API int sk_bloom_restore_chunk(sk_bloom *f, uint64_t offset, const void *data,
                                   size_t len);
 SK_API int sk_bloom_restore_finish(sk_bloom *f);
+SK_API int sk_bloom_restoring(const sk_bloom *f);
 
 #ifdef __cplusplus
 }

@@ -94,6 +94,42 @@ static void test_fixed_cost_of_a_filter(void **state)
     assert_int_equal(c.live_blocks, 0);
 }
 
+/* sk_bloom_create_memory is the exact budget a filter needs: created with
+ * it, the filter fits and holds that much; with a byte less, it does not. */
+static void test_memory_a_filter_would_take(void **state)
+{
+    (void)state;
+    struct counter c;
+    sk_allocator a = counting(&c);
+    const struct {
+        uint64_t capacity;
+        double rate;
+        sk_bloom_layout layout;
+        const sk_allocator *allocator;
+    } cases[] = {
+        {100, 0.01, SK_BLOOM_AUTO, &a},      {2, 0.01, SK_BLOOM_CLASSIC, &a},
+        {100000, 0.001, SK_BLOOM_SPLIT, &a}, {1000000, 0.01, SK_BLOOM_BLOCKED, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        sk_bloom_options o = {.capacity = cases[i].capacity, .fp_rate = cases[i].rate,
+                              .expansion = 2, .layout = cases[i].layout,
+                              .allocator = cases[i].allocator};
+        uint64_t need = sk_bloom_create_memory(&o);
+        assert_true(need > 0);
+        sk_bloom *f;
+        o.max_memory = need - 1;
+        assert_int_equal(sk_bloom_create(&f, &o), SK_EBUDGET);
+        o.max_memory = need;
+        assert_int_equal(sk_bloom_create(&f, &o), SK_OK);
+        sk_bloom_info info;
+        sk_bloom_get_info(f, &info);
+        assert_int_equal(info.memory, need);
+        sk_bloom_free(f);
+    }
+    sk_bloom_options bad = {.capacity = 0, .fp_rate = 0.01};
+    assert_int_equal(sk_bloom_create_memory(&bad), 0);
+}
+
 static void test_fixed_cost_of_a_sketch(void **state)
 {
     (void)state;
@@ -329,6 +365,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixed_cost_of_a_filter),
+        cmocka_unit_test(test_memory_a_filter_would_take),
         cmocka_unit_test(test_fixed_cost_of_a_sketch),
         cmocka_unit_test(test_everything_goes_through_the_allocator),
         cmocka_unit_test(test_failing_allocator),
