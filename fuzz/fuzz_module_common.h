@@ -32,7 +32,7 @@ static inline void module_check_value(int which, void *value)
     FUZZ_CHECK(len > 0);
 
     struct harness_io *in = harness_io_reader(saved, len);
-    void *loaded = t->rdb_load(HARNESS_IO(in), 0);
+    void *loaded = t->rdb_load(HARNESS_IO(in), harness_encver(which));
     FUZZ_CHECK(loaded != NULL && !harness_io_error(in));
     harness_io_free(in);
     uint8_t *again = module_save(which, loaded, &len2);

@@ -6,7 +6,8 @@
  *
  * Input: a control byte (bit 0: the Bloom type, else the HyperLogLog type;
  * bit 1: an encoding version the module does not know; bit 2: make the
- * checksum of the first string buffer right), then the stream. A load
+ * checksum of the first string buffer right; bit 3: encoding version 0
+ * rather than the type's own), then the stream. A load
  * either fails with the IO error set or NULL, or gives a value that saves,
  * loads, copies and rewrites to the same bytes.
  */
@@ -34,7 +35,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     struct harness_io *io = harness_io_reader(stream, size);
     const RedisModuleTypeMethods *t = harness_type(which);
-    void *value = t->rdb_load(HARNESS_IO(io), (control & 2) ? 1 : 0);
+    int encver = (control & 2) ? harness_encver(which) + 1
+                 : (control & 8) ? 0
+                                 : harness_encver(which);
+    void *value = t->rdb_load(HARNESS_IO(io), encver);
     if (control & 2)
         FUZZ_CHECK(value == NULL);
     if (value != NULL) {

@@ -253,6 +253,29 @@ static void module_seeds(void)
         harness_io_free(io);
     }
 
+    /* A filter whose BF.LOADCHUNK restore has not finished: its header and
+     * the first half of its arrays. */
+    {
+        sk_bloom *f = filter(2);
+        size_t len, header_len;
+        uint8_t *dump = dump_of(f, &len);
+        sk_bloom *partial;
+        if (sk_bloom_restore_begin(&partial, dump, len, &header_len, NULL, 0) != SK_OK ||
+            sk_bloom_restore_chunk(partial, header_len, dump + header_len,
+                                   (len - header_len) / 2) != SK_OK)
+            die("partial restore");
+        struct harness_io *io = harness_io_writer();
+        harness_type(0)->rdb_save(HARNESS_IO(io), partial);
+        size_t saved_len;
+        const uint8_t *bytes = harness_io_bytes(io, &saved_len);
+        const uint8_t control = 1;
+        seed("module_rdb", "restoring", &control, 1, bytes, saved_len);
+        harness_io_free(io);
+        sk_bloom_free(partial);
+        sk_bloom_free(f);
+        free(dump);
+    }
+
     /* BF.LOADCHUNK records, as BF.SCANDUMP cuts the dump. */
     for (int kind = 0; kind < 3; kind++) {
         sk_bloom *f = filter(kind);

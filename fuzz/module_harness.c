@@ -26,6 +26,7 @@ struct RedisModuleString {
 
 struct RedisModuleType {
     RedisModuleTypeMethods methods;
+    int encver;
 };
 
 enum { KIND_EMPTY = RM_KEYTYPE_EMPTY, KIND_STRING = RM_KEYTYPE_STRING,
@@ -196,11 +197,12 @@ static int h_CreateCommand(RedisModuleCtx *ctx, const char *name, RedisModuleCmd
 static RedisModuleType *h_CreateDataType(RedisModuleCtx *ctx, const char *name, int encver,
                                          RedisModuleTypeMethods *methods)
 {
-    (void)ctx, (void)encver;
+    (void)ctx;
     if (strlen(name) != 9 || type_count == 2)
         fail("bad data type registration");
     RedisModuleType *t = xmalloc(sizeof *t);
     t->methods = *methods;
+    t->encver = encver;
     types[type_count++] = t;
     return t;
 }
@@ -418,6 +420,25 @@ static int h_ReplicateVerbatim(RedisModuleCtx *ctx)
     return RM_OK;
 }
 
+static int h_Replicate(RedisModuleCtx *ctx, const char *cmdname, const char *fmt, ...)
+{
+    (void)ctx, (void)cmdname, (void)fmt;
+    return RM_OK;
+}
+
+/* Keys of the harness have no time to live. */
+static long long h_GetAbsExpire(RedisModuleKey *key)
+{
+    (void)key;
+    return RM_NO_EXPIRE;
+}
+
+static int h_SetAbsExpire(RedisModuleKey *key, long long expire)
+{
+    (void)key, (void)expire;
+    return RM_OK;
+}
+
 static void put(struct harness_io *io, const void *data, size_t len)
 {
     if (io->in != NULL)
@@ -597,6 +618,11 @@ static void h_DigestAddStringBuffer(RedisModuleDigest *md, const char *ele, size
         digest_sum = (unsigned char)(digest_sum + (unsigned char)ele[i]);
 }
 
+static void h_DigestAddLongLong(RedisModuleDigest *md, long long ll)
+{
+    h_DigestAddStringBuffer(md, (const char *)&ll, sizeof ll);
+}
+
 static void h_DigestEndSequence(RedisModuleDigest *md)
 {
     (void)md;
@@ -749,6 +775,12 @@ const RedisModuleTypeMethods *harness_type(int which)
 {
     harness_init();
     return &types[which]->methods;
+}
+
+int harness_encver(int which)
+{
+    harness_init();
+    return types[which]->encver;
 }
 
 struct harness_io *harness_io_reader(const uint8_t *data, size_t len)

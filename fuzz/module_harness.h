@@ -36,6 +36,8 @@ void harness_flush(void);
 
 /* The data types the module registered: 0 the Bloom filter, 1 HyperLogLog. */
 const RedisModuleTypeMethods *harness_type(int which);
+/* The encoding version it registered, which rdb_save writes. */
+int harness_encver(int which);
 
 /* An RDB stream to load from, or to save into (data NULL). */
 struct harness_io;

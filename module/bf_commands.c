@@ -21,6 +21,15 @@
  * budget is the key's limit for what clients send; what the server replays
  * is never limited (key_limit, docs/limits.md).
  *
+ * Replication carries what a command did, not what it was asked: a filter it
+ * created goes as BF.RESERVE with the parameters it was made with (the
+ * defaults may differ on the replica), and items as far as the first one
+ * refused (a full fixed filter, the memory limit), as BF.MADD.
+ *
+ * A key whose BF.LOADCHUNK restore has not finished holds a filter with some
+ * of its bits: it takes nothing but the restore's next chunks, and answers
+ * no query, until the last chunk completes it (docs/redis-module.md).
+ *
  * BF.SCANDUMP's iterator is one more than the dump offset where the next
  * piece starts (0 only when there is none): BF.LOADCHUNK receives the
  * iterator returned with a piece, so it knows where that piece ends.
@@ -49,6 +58,9 @@ static struct bloom_params default_params(void)
     return (struct bloom_params){module_config.bf_error_rate, module_config.bf_initial_size,
                                  module_config.bf_expansion};
 }
+
+static const char RESTORING[] = "ERR the filter is being restored: BF.LOADCHUNK its "
+                                "remaining chunks first";
 
 static int reply_too_large(RedisModuleCtx *ctx, uint64_t bytes)
 {
@@ -92,9 +104,8 @@ static sk_bloom *create_filter(RedisModuleCtx *ctx, const struct bloom_params *p
     }
     if (rc == SK_OK)
         return f;
-    sk_bloom_layer first;
-    if (rc == SK_EBUDGET && sk_bloom_plan(&o, 0, &first) == SK_OK)
-        reply_too_large(ctx, first.bytes);
+    if (rc == SK_EBUDGET)
+        reply_too_large(ctx, sk_bloom_create_memory(&o));
     else if (rc == SK_ETOOLARGE)
         RM_ReplyWithError(ctx, "ERR the filter would take more than the library's limit of "
                                "2^48 bits per layer");
@@ -138,6 +149,21 @@ static int add_item(RedisModuleCtx *ctx, sk_bloom *f, RedisModuleString *item)
     else
         reply_status(ctx, rc);
     return rc;
+}
+
+/* open_filter for a command that reads or adds items: a filter whose restore
+ * has not finished is refused. */
+static int open_complete(RedisModuleCtx *ctx, RedisModuleString *name, int mode,
+                         RedisModuleKey **key, sk_bloom **filter)
+{
+    if (open_filter(ctx, name, mode, key, filter) != RM_OK)
+        return RM_ERR;
+    if (*filter != NULL && sk_bloom_restoring(*filter)) {
+        RM_CloseKey(*key);
+        RM_ReplyWithError(ctx, RESTORING);
+        return RM_ERR;
+    }
+    return RM_OK;
 }
 
 /* ---- arguments ------------------------------------------------------------ */
@@ -271,9 +297,10 @@ static void batch_of(RedisModuleString **items, int count, const void **data, si
 }
 
 /* Adds the items and replies a boolean (single) or an array of them that
- * ends at the first error; returns whether any item was new. */
+ * ends at the first error; returns whether any item was new, and in
+ * *applied how many were added before that error. */
 static int add_items(RedisModuleCtx *ctx, sk_bloom *f, RedisModuleString **items, int count,
-                     int single)
+                     int single, int *applied)
 {
     int changed = 0;
     long replies = 0;
@@ -297,13 +324,16 @@ static int add_items(RedisModuleCtx *ctx, sk_bloom *f, RedisModuleString **items
             }
         }
         RM_ReplySetArrayLength(ctx, count);
+        *applied = count;
         return changed;
     }
+    *applied = 0;
     for (int i = 0; i < count; i++) {
         int rc = add_item(ctx, f, items[i]);
         replies++;
         if (rc < 0)
             break;
+        ++*applied;
         changed |= rc;
         RM_ReplyWithBool(ctx, rc);
     }
@@ -319,7 +349,7 @@ static RedisModuleKey *open_or_create(RedisModuleCtx *ctx, RedisModuleString *na
 {
     RedisModuleKey *key;
     *created = 0;
-    if (open_filter(ctx, name, RM_READ | RM_WRITE, &key, f) != RM_OK)
+    if (open_complete(ctx, name, RM_READ | RM_WRITE, &key, f) != RM_OK)
         return NULL;
     if (*f != NULL)
         return key;
@@ -338,14 +368,38 @@ static RedisModuleKey *open_or_create(RedisModuleCtx *ctx, RedisModuleString *na
     return key;
 }
 
-/* The end of every command that adds: what changed is replicated and
- * announced, as Redis's own commands do. */
-static void added(RedisModuleCtx *ctx, RedisModuleString *name, const char *event, int changed)
+/* What a command that adds did to a key: whether it created the filter,
+ * and with which parameters; the items it was given, how many of them it
+ * added before an error stopped it, and whether any was new. */
+struct adds {
+    int created;
+    const struct bloom_params *params;
+    RedisModuleString **items;
+    int count, applied, changed;
+};
+
+/* The end of every command that adds: what changed is announced, as Redis's
+ * own commands do, and replicated as it was done (see the top of the file);
+ * a command done whole on a filter that was there goes verbatim. */
+static void added(RedisModuleCtx *ctx, RedisModuleString *name, const char *event,
+                  const struct adds *a)
 {
-    if (!changed)
+    if (!a->changed && !a->created)
         return;
     RM_NotifyKeyspaceEvent(ctx, RM_NOTIFY_GENERIC, event, name);
-    RM_ReplicateVerbatim(ctx);
+    if (!a->created && a->applied == a->count) {
+        RM_ReplicateVerbatim(ctx);
+        return;
+    }
+    if (a->created) {
+        char rate[32], capacity[24], expansion[24];
+        snprintf(rate, sizeof rate, "%.17g", a->params->error_rate);
+        snprintf(capacity, sizeof capacity, "%lld", a->params->capacity);
+        snprintf(expansion, sizeof expansion, "%lld", a->params->expansion);
+        RM_Replicate(ctx, "BF.RESERVE", "scccc", name, rate, capacity, "EXPANSION", expansion);
+    }
+    if (a->applied > 0)
+        RM_Replicate(ctx, "BF.MADD", "sv", name, a->items, (size_t)a->applied);
 }
 
 /* BF.ADD key item; BF.MADD key item [item ...] */
@@ -359,8 +413,9 @@ static int add_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, 
     RedisModuleKey *key = open_or_create(ctx, argv[1], &p, 0, &f, &created);
     if (key == NULL)
         return RM_OK;
-    int changed = add_items(ctx, f, argv + 2, argc - 2, single);
-    added(ctx, argv[1], single ? "bf.add" : "bf.madd", changed || created);
+    struct adds a = {created, &p, argv + 2, argc - 2, 0, 0};
+    a.changed = add_items(ctx, f, a.items, a.count, single, &a.applied);
+    added(ctx, argv[1], single ? "bf.add" : "bf.madd", &a);
     RM_CloseKey(key);
     return RM_OK;
 }
@@ -421,8 +476,9 @@ static int cmd_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     RedisModuleKey *key = open_or_create(ctx, argv[1], &p, nocreate, &f, &created);
     if (key == NULL)
         return RM_OK;
-    int changed = add_items(ctx, f, argv + items, argc - items, 0);
-    added(ctx, argv[1], "bf.insert", changed || created);
+    struct adds a = {created, &p, argv + items, argc - items, 0, 0};
+    a.changed = add_items(ctx, f, a.items, a.count, 0, &a.applied);
+    added(ctx, argv[1], "bf.insert", &a);
     RM_CloseKey(key);
     return RM_OK;
 }
@@ -436,7 +492,7 @@ static int exists_command(RedisModuleCtx *ctx, RedisModuleString **argv, int arg
         return RM_WrongArity(ctx);
     sk_bloom *f;
     RedisModuleKey *key;
-    if (open_filter(ctx, argv[1], RM_READ, &key, &f) != RM_OK)
+    if (open_complete(ctx, argv[1], RM_READ, &key, &f) != RM_OK)
         return RM_OK;
     if (!single)
         RM_ReplyWithArray(ctx, argc - 2);
@@ -592,6 +648,10 @@ static int cmd_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     sk_bloom *f = open_existing(ctx, argv[1], &key);
     if (f == NULL)
         return RM_OK;
+    if (sk_bloom_restoring(f)) {
+        RM_CloseKey(key);
+        return RM_ReplyWithError(ctx, RESTORING);
+    }
     long long iterator;
     if (RM_StringToLongLong(argv[2], &iterator) != RM_OK) {
         RM_CloseKey(key);

@@ -9,12 +9,22 @@
  * holds two copies of a large filter; the header's checksums are checked
  * once every piece is in. The AOF rewrite emits the same dump as
  * BF.LOADCHUNK commands.
+ *
+ * A key whose BF.LOADCHUNK restore has not finished is carried as
+ * unfinished by every copy (docs/redis-module.md): encoding version 1 ends
+ * with its state (ENC_COMPLETE or ENC_RESTORING), the dump of such a filter
+ * carries the sums its arrays must reach, and the AOF rewrite leaves out the
+ * dump's last byte, which only the restore's last chunk brings, so that the
+ * replay is unfinished too. Version 0, without the state, is complete.
  */
 #include "bf_type.h"
 
 #include "common.h"
 
 #define SAVE_PIECE (64u << 10)
+#define ENCODING_VERSION 1
+#define ENC_COMPLETE 0
+#define ENC_RESTORING 1
 
 RedisModuleType *bloom_type;
 
@@ -36,14 +46,15 @@ int open_filter(RedisModuleCtx *ctx, RedisModuleString *name, int mode,
     return RM_OK;
 }
 
-/* Calls fn for the dump of f in order: the header in one piece, then the
- * arrays in pieces of at most SAVE_PIECE, each read into one buffer on the
- * stack, so that saving a filter takes no memory (a header larger than the
- * buffer, of more than a thousand layers, takes its own); -1 if that memory
- * could not be had. `end` is the dump offset where the piece ends. */
+/* Calls fn for the first `size` bytes of the dump of f in order: the
+ * header in one piece, then the arrays in pieces of at most SAVE_PIECE, each
+ * read into one buffer on the stack, so that saving a filter takes no memory
+ * (a header larger than the buffer, of more than a thousand layers, takes
+ * its own); -1 if that memory could not be had. `end` is the dump offset
+ * where the piece ends. */
 typedef void (*piece_fn)(void *arg, const char *bytes, size_t len, uint64_t end);
 
-static int walk_dump(const sk_bloom *f, piece_fn fn, void *arg)
+static int walk_dump(const sk_bloom *f, uint64_t size, piece_fn fn, void *arg)
 {
     char stack[SAVE_PIECE];
     size_t header = sk_bloom_dump_header_size(f);
@@ -54,7 +65,6 @@ static int walk_dump(const sk_bloom *f, piece_fn fn, void *arg)
     fn(arg, head, header, header);
     if (head != stack)
         RM_Free(head);
-    uint64_t size = sk_bloom_dump_size(f);
     for (uint64_t at = header; at < size;) {
         size_t len = size - at < sizeof stack ? (size_t)(size - at) : sizeof stack;
         sk_bloom_dump_read(f, at, stack, len);
@@ -83,15 +93,19 @@ static void save_piece(void *arg, const char *bytes, size_t len, uint64_t end)
 static void bloom_rdb_save(RedisModuleIO *io, void *value)
 {
     struct rdb_walk w = {io, value};
-    if (walk_dump(value, save_piece, &w) != 0)
+    if (walk_dump(value, sk_bloom_dump_size(value), save_piece, &w) != 0)
         RM_LogIOError(io, "warning", "sketch: out of memory saving the header of a Bloom "
                                      "filter of more than a thousand layers");
+    RM_SaveUnsigned(io, sk_bloom_restoring(value) ? ENC_RESTORING : ENC_COMPLETE);
 }
 
 static void *bloom_rdb_load(RedisModuleIO *io, int encver)
 {
-    if (encver != 0)
+    if (encver < 0 || encver > ENCODING_VERSION) {
+        RM_LogIOError(io, "warning", "sketch: Bloom filter encoding %d is newer than this "
+                                     "module's %d", encver, ENCODING_VERSION);
         return NULL;
+    }
     size_t len;
     char *header = RM_LoadStringBuffer(io, &len);
     if (header == NULL || RM_IsIOError(io))
@@ -106,6 +120,13 @@ static void *bloom_rdb_load(RedisModuleIO *io, int encver)
                          : module_config.max_key_memory;
     int rc = sk_bloom_restore_begin(&f, header, len, &header_len, &module_allocator, limit);
     RM_Free(header);
+    if (rc == SK_EBUDGET) {
+        /* The server's reply to RESTORE is its own "Bad data format". */
+        RM_LogIOError(io, "warning", "sketch: RESTORE refused: the filter would take more "
+                                     "than the module's MAX-KEY-MEMORY of %llu bytes",
+                      (unsigned long long)limit);
+        return NULL;
+    }
     if (rc != SK_OK || header_len != len) {
         if (rc == SK_OK)
             sk_bloom_free(f);
@@ -127,7 +148,10 @@ static void *bloom_rdb_load(RedisModuleIO *io, int encver)
     }
     if (rc == SK_OK && (RM_IsIOError(io) || at != sk_bloom_dump_size(f)))
         rc = SK_ETRUNCATED;
-    if (rc == SK_OK)
+    uint64_t state = encver >= 1 ? RM_LoadUnsigned(io) : ENC_COMPLETE;
+    if (rc == SK_OK && (RM_IsIOError(io) || (state != ENC_COMPLETE && state != ENC_RESTORING)))
+        rc = SK_ECORRUPT;
+    if (rc == SK_OK && state == ENC_COMPLETE)
         rc = sk_bloom_restore_finish(f);
     if (rc != SK_OK) {
         RM_LogIOError(io, "warning", "sketch: bad Bloom filter data: %s", sk_strerror(rc));
@@ -154,7 +178,8 @@ static void emit_piece(void *arg, const char *bytes, size_t len, uint64_t end)
 static void bloom_aof_rewrite(RedisModuleIO *io, RedisModuleString *key, void *value)
 {
     struct aof_walk w = {io, key};
-    if (walk_dump(value, emit_piece, &w) != 0)
+    uint64_t size = sk_bloom_dump_size(value) - (sk_bloom_restoring(value) ? 1 : 0);
+    if (walk_dump(value, size, emit_piece, &w) != 0)
         RM_LogIOError(io, "warning", "sketch: out of memory rewriting a Bloom filter");
 }
 
@@ -164,11 +189,12 @@ static void digest_piece(void *arg, const char *bytes, size_t len, uint64_t end)
     RM_DigestAddStringBuffer(arg, bytes, len);
 }
 
-/* DEBUG DIGEST-VALUE: the dump, so that two servers agree exactly when
- * their filters are the same. */
+/* DEBUG DIGEST-VALUE: the dump and whether its restore is unfinished, so
+ * that two servers agree exactly when their filters are the same. */
 static void bloom_digest(RedisModuleDigest *md, void *value)
 {
-    walk_dump(value, digest_piece, md);
+    walk_dump(value, sk_bloom_dump_size(value), digest_piece, md);
+    RM_DigestAddLongLong(md, sk_bloom_restoring(value));
     RM_DigestEndSequence(md);
 }
 
@@ -214,6 +240,6 @@ int bloom_type_create(RedisModuleCtx *ctx)
         .free_effort = bloom_free_effort,
         .copy = bloom_copy,
     };
-    bloom_type = RM_CreateDataType(ctx, "sketch-bf", 0, &methods);
+    bloom_type = RM_CreateDataType(ctx, "sketch-bf", ENCODING_VERSION, &methods);
     return bloom_type == NULL ? RM_ERR : RM_OK;
 }

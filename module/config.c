@@ -99,16 +99,17 @@ static int parse_long(const char *s, size_t len, long long lo, long long hi, lon
     return 1;
 }
 
-/* Takes the rate if text is one, keeping the text for CONFIG GET. */
-static int set_rate(const char *s, size_t len)
+/* Takes the rate if value is one, keeping its text for CONFIG GET. It is
+ * read as BF.RESERVE reads a rate, and as RedisBloom reads ERROR_RATE: by
+ * the server's own RM_StringToDouble, which refuses surrounding spaces. */
+static int set_rate(RedisModuleString *value)
 {
+    size_t len;
+    const char *s = RM_StringPtrLen(value, &len);
     char text[MAX_RATE_TEXT];
-    if (!terminated(s, len, text, sizeof text))
-        return 0;
-    char *end;
-    errno = 0;
-    double rate = strtod(text, &end);
-    if (end == text || *end != '\0' || errno != 0 || !config_rate_valid(rate))
+    double rate;
+    if (!terminated(s, len, text, sizeof text) || RM_StringToDouble(value, &rate) != RM_OK ||
+        !config_rate_valid(rate))
         return 0;
     module_config.bf_error_rate = rate;
     memcpy(rate_text, text, len + 1);
@@ -136,7 +137,7 @@ int config_load(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
             module_config.max_key_memory = parse_size(value, vlen);
             ok = module_config.max_key_memory != 0;
         } else if (name_is(name, nlen, "ERROR_RATE", "bf-error-rate")) {
-            ok = set_rate(value, vlen);
+            ok = set_rate(argv[i + 1]);
         } else if (name_is(name, nlen, "INITIAL_SIZE", "bf-initial-size")) {
             ok = parse_long(value, vlen, 1, MAX_INITIAL_SIZE, &module_config.bf_initial_size);
         } else if (name_is(name, nlen, "EXPANSION", "bf-expansion-factor")) {
@@ -192,9 +193,7 @@ static int set_rate_config(const char *name, RedisModuleString *value, void *pri
                            RedisModuleString **err)
 {
     (void)privdata;
-    size_t len;
-    const char *s = RM_StringPtrLen(value, &len);
-    if (set_rate(s, len))
+    if (set_rate(value))
         return RM_OK;
     *err = RM_CreateStringPrintf(NULL, "%s must be a rate in [1e-15, 1)", name);
     return RM_ERR;

@@ -375,7 +375,8 @@ static char *serialize(RedisModuleCtx *ctx, const sk_hll *h, sk_hll_format forma
 
 /* HLL.MERGE dest src [src ...]: dest keeps its kind, a native PF key
  * receiving the union as a Redis HyperLogLog string (which needs precision
- * 14), any other key a sketch. */
+ * 14), any other key a sketch; and its time to live, as PFMERGE keeps it
+ * (setting a key's value clears it). */
 static int cmd_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc < 3)
@@ -384,6 +385,7 @@ static int cmd_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (u == NULL)
         return RM_OK;
     RedisModuleKey *key = RM_OpenKey(ctx, argv[1], RM_READ | RM_WRITE);
+    long long expire = RM_GetAbsExpire(key);
     if (RM_KeyType(key) == RM_KEYTYPE_STRING) {
         size_t len;
         char *buf = serialize(ctx, u, SK_HLL_REDIS, &len);
@@ -399,6 +401,8 @@ static int cmd_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     } else {
         RM_ModuleTypeSetValue(key, hll_type, u);
     }
+    if (expire != RM_NO_EXPIRE)
+        RM_SetAbsExpire(key, expire);
     RM_CloseKey(key);
     RM_NotifyKeyspaceEvent(ctx, RM_NOTIFY_GENERIC, "hll.merge", argv[1]);
     RM_ReplicateVerbatim(ctx);

@@ -28,6 +28,8 @@
 #define RM_KEYTYPE_STRING 1
 #define RM_KEYTYPE_MODULE 6
 #define RM_POSTPONED_ARRAY_LEN -1
+/* GetAbsExpire of a key without a time to live. */
+#define RM_NO_EXPIRE -1
 #define RM_TYPE_METHOD_VERSION 3
 /* SetModuleOptions: loads report errors through IsIOError instead of
  * stopping the server, so a corrupt RESTORE payload is refused. */
@@ -211,6 +213,10 @@ typedef struct RedisModuleTypeMethods {
     X(RedisModuleString *, CreateString, (RedisModuleCtx * ctx, const char *ptr, size_t len)) \
     X(void, FreeString, (RedisModuleCtx * ctx, RedisModuleString *str))                     \
     X(int, ReplicateVerbatim, (RedisModuleCtx * ctx))                                       \
+    X(int, Replicate, (RedisModuleCtx * ctx, const char *cmdname, const char *fmt, ...))    \
+    X(long long, GetAbsExpire, (RedisModuleKey * key))                                      \
+    X(int, SetAbsExpire, (RedisModuleKey * key, long long expire))                          \
+    X(void, DigestAddLongLong, (RedisModuleDigest * md, long long ll))                      \
     X(void, SaveUnsigned, (RedisModuleIO * io, uint64_t value))                             \
     X(uint64_t, LoadUnsigned, (RedisModuleIO * io))                                         \
     X(void, SaveStringBuffer, (RedisModuleIO * io, const char *str, size_t len))            \

@@ -306,7 +306,8 @@ def test_restore_corrupt_bloom_bits_valid_crc(plain, tools):
     c = plain.client()
     bf, _ = dumps(c, tools)
     fields = parse_module_payload(bf)
-    assert [f[0] for f in fields] == [5, 2, 5]
+    # header, number of pieces, the piece, the restore's state (encoding 1)
+    assert [f[0] for f in fields] == [5, 2, 5, 2]
     _, _, data_at, n = fields[2]
     for offset in (data_at, data_at + n // 2, data_at + n - 1):
         body = bytearray(bf[:-8])
