@@ -14,13 +14,19 @@
  * BLOOM_MAX_BYTES: bloom_agg works its size out from the capacity and rate
  * (sk_bloom_plan, which allocates nothing) and refuses a larger one before
  * anything is allocated, since the library zeroes a new bit array whole.
+ *
+ * Counts. A filter made here (bloom_agg, bloom_union_agg, bloom_union)
+ * counts its items from its bits, not from its adds, so that every plan of
+ * a query makes the same bytes (value_counted_from_bits).
  */
 #include "pg_sketch.h"
 
 #include "access/detoast.h"
 #include "funcapi.h"
 #include "libpq/pqformat.h"
+#include "nodes/primnodes.h"
 #include "utils/builtins.h"
+#include "utils/float.h"
 #include "utils/memutils.h"
 
 /* The bytes a value can hold (a varlena's at most), and what a filter's
@@ -127,26 +133,68 @@ Datum bloom_send(PG_FUNCTION_ARGS)
  * The filter is deserialized once per distinct filter argument, not per
  * call: `WHERE bloom_contains((SELECT f FROM ...), x)` passes the same value
  * on every row, and a deserialization reads and checks the whole filter. The
- * last one is kept in the function's fn_extra, and recognized by a key that
- * costs little to compare:
+ * last one is kept in the function's fn_extra, and is used again only for
+ * a value of exactly the bytes it was read from, which a damaged value (one
+ * that alone would be data_corrupted) never has:
+ *  - a constant argument: nothing to compare, it is one value for as long
+ *    as the expression (a parameter is not: PL/pgSQL evaluates one
+ *    expression with its variables' changing values as parameters);
  *  - a value stored out of line: its toast pointer, which names one stored
  *    value (toast values are never changed in place, and the one we read
  *    stays while this query's snapshot does);
  *  - a value compressed in line: its compressed bytes (a few kB at most:
  *    TOAST moves larger ones out of line);
- *  - a plain value: its size and its header, whose layer table holds the
- *    XXH3-64 of every bit array, so that two valid values of the same header
- *    have the same bits but for a hash collision.
+ *  - a plain value: all its bytes. Its header is not enough: it holds the
+ *    XXH3-64 of every bit array, but damaged bits no longer match theirs.
+ *    The header is kept, and the bit arrays are compared with the filter's
+ *    own, which are the value's bytes as they were read: no second copy of
+ *    a large value, and a comparison costs a fraction of a deserialization
+ *    (for a filter of 12 MB in memory, 1.3 ms a row, a quarter of reading
+ *    it again).
  */
+#define COMPARE_CHUNK 65536
+
 typedef struct filter_cache {
     pg_sketch_item item; /* of the value argument */
     MemoryContext cxt;   /* the filter and its key; reset for the next one */
     sk_bloom *filter;    /* NULL until the first call */
+    bool constant;       /* the argument is a Const */
     bool plain;          /* which key */
     size_t size;         /* plain: the value's size */
     size_t key_len;
-    char *key;
+    char *key;           /* the toast pointer, the compressed value, or the header */
+    char chunk[COMPARE_CHUNK]; /* the filter's bytes, compared a piece at a time */
 } filter_cache;
+
+static bool first_arg_is_const(FmgrInfo *flinfo)
+{
+    Node *expr = flinfo->fn_expr;
+    List *args;
+    if (expr != NULL && IsA(expr, FuncExpr))
+        args = ((FuncExpr *)expr)->args;
+    else if (expr != NULL && IsA(expr, OpExpr))
+        args = ((OpExpr *)expr)->args;
+    else
+        return false;
+    return args != NIL && IsA(linitial(args), Const);
+}
+
+/* Whether a plain value holds exactly the bytes that c->filter was read
+ * from (c->plain). */
+static bool same_plain_value(filter_cache *c, const struct varlena *value)
+{
+    const char *data = VARDATA_ANY(value);
+    size_t size = VARSIZE_ANY_EXHDR(value);
+    if (size != c->size || memcmp(data, c->key, c->key_len) != 0)
+        return false;
+    for (size_t at = c->key_len; at < size; at += COMPARE_CHUNK) {
+        size_t len = Min((size_t)COMPARE_CHUNK, size - at);
+        if (sk_bloom_dump_read(c->filter, at, c->chunk, len) != SK_OK ||
+            memcmp(c->chunk, data + at, len) != 0)
+            return false;
+    }
+    return true;
+}
 
 static const sk_bloom *cached_filter(FunctionCallInfo fcinfo)
 {
@@ -157,8 +205,11 @@ static const sk_bloom *cached_filter(FunctionCallInfo fcinfo)
          * name is a constant is a GNU statement expression (-Wpedantic). */
         c->cxt = AllocSetContextCreateInternal(fcinfo->flinfo->fn_mcxt,
                                                "bloom_contains filter", ALLOCSET_DEFAULT_SIZES);
+        c->constant = first_arg_is_const(fcinfo->flinfo);
         fcinfo->flinfo->fn_extra = c;
     }
+    if (c->filter != NULL && c->constant)
+        return c->filter;
     struct varlena *raw = (struct varlena *)DatumGetPointer(PG_GETARG_DATUM(0));
     bool by_raw = VARATT_IS_EXTERNAL_ONDISK(raw) || VARATT_IS_COMPRESSED(raw);
     struct varlena *value = NULL;
@@ -168,8 +219,7 @@ static const sk_bloom *cached_filter(FunctionCallInfo fcinfo)
             return c->filter;
     } else {
         value = PG_DETOAST_DATUM_PACKED(PG_GETARG_DATUM(0)); /* indirect or expanded */
-        if (c->filter != NULL && c->plain && VARSIZE_ANY_EXHDR(value) == c->size &&
-            memcmp(VARDATA_ANY(value), c->key, c->key_len) == 0)
+        if (c->filter != NULL && c->plain && same_plain_value(c, value))
             return c->filter;
     }
     /* Another filter: forget the last one first, so that an ERROR while
@@ -209,37 +259,6 @@ Datum bloom_contains(PG_FUNCTION_ARGS)
     PG_RETURN_BOOL(found);
 }
 
-static pg_attribute_noreturn() void different_shapes(void)
-{
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("cannot combine Bloom filters of different shapes"),
-                    errdetail("Filters combine only when made with the same capacity and rate.")));
-}
-
-/* Merges src into dst, as sk_bloom_merge: the same shape or an ERROR. */
-static void merge_filters(sk_bloom *dst, const sk_bloom *src)
-{
-    int status = sk_bloom_merge(dst, src);
-    if (status == SK_EINCOMPAT)
-        different_shapes();
-    if (status != SK_OK)
-        pg_sketch_error(status, ERRCODE_INTERNAL_ERROR, "cannot merge the filters");
-}
-
-PG_FUNCTION_INFO_V1(bloom_union);
-Datum bloom_union(PG_FUNCTION_ARGS)
-{
-    sk_bloom *a = filter_from_value(PG_DETOAST_DATUM_PACKED(PG_GETARG_DATUM(0)),
-                                    CurrentMemoryContext);
-    sk_bloom *b = filter_from_value(PG_DETOAST_DATUM_PACKED(PG_GETARG_DATUM(1)),
-                                    CurrentMemoryContext);
-    merge_filters(a, b);
-    struct varlena *value = filter_to_value(a);
-    sk_bloom_free(a);
-    sk_bloom_free(b);
-    PG_RETURN_POINTER(value);
-}
-
 static const char *layout_name(sk_bloom_layout layout)
 {
     switch (layout) {
@@ -254,12 +273,108 @@ static const char *layout_name(sk_bloom_layout layout)
     }
 }
 
+/* The rates as bloom_info prints them: %g would show two rates that differ
+ * past its sixth digit as one. */
+static pg_attribute_noreturn() void different_shapes(const sk_bloom_info *a,
+                                                    const sk_bloom_info *b)
+{
+    ereport(ERROR,
+            (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+             errmsg("cannot combine Bloom filters of different shapes"),
+             errdetail("A filter for %llu items at rate %s (%s, %llu bits, %u hashes) and one "
+                       "for %llu at %s (%s, %llu bits, %u hashes).",
+                       (unsigned long long)a->capacity, float8out_internal(a->fp_rate),
+                       layout_name(a->layout), (unsigned long long)a->bits, a->hashes,
+                       (unsigned long long)b->capacity, float8out_internal(b->fp_rate),
+                       layout_name(b->layout), (unsigned long long)b->bits, b->hashes),
+             errhint("Filters combine only when made with the same capacity and rate.")));
+}
+
+/* Merges src into dst: the same shape, capacity and rate, or an ERROR.
+ * sk_bloom_merge needs only the same bits and hashes, which a few
+ * capacities and rates share (blocked filters round their bits up to 512),
+ * and keeps dst's capacity and rate: the union of two such filters would
+ * depend on the order of its arguments. */
+static void merge_filters(sk_bloom *dst, const sk_bloom *src)
+{
+    sk_bloom_info a, b;
+    sk_bloom_get_info(dst, &a);
+    sk_bloom_get_info(src, &b);
+    int status = a.capacity == b.capacity && a.fp_rate == b.fp_rate ? sk_bloom_merge(dst, src)
+                                                                    : SK_EINCOMPAT;
+    if (status == SK_EINCOMPAT)
+        different_shapes(&a, &b);
+    if (status != SK_OK)
+        pg_sketch_error(status, ERRCODE_INTERNAL_ERROR, "cannot merge the filters");
+}
+
+/* Whether every one of the first `bits` bits of the array at `array` is set. */
+static bool all_set(const unsigned char *array, uint64_t bits)
+{
+    for (uint64_t i = 0; i < bits / 8; i++)
+        if (array[i] != 0xff)
+            return false;
+    unsigned mask = (1u << (bits % 8)) - 1;
+    return mask == 0 || (array[bits / 8] & mask) == mask;
+}
+
+/* f as a new value, with its count estimated from its bits (as
+ * sk_bloom_merge counts a union) rather than the adds that set a bit: those
+ * depend on the order of the adds, and the union of a parallel plan's
+ * partial filters cannot know them. So every filter made in SQL (bloom_agg,
+ * bloom_union_agg, bloom_union) is the same bytes whatever the plan or the
+ * order of the arguments. f keeps its bits and gets that count (its union
+ * with itself). A layer whose every bit is set has no estimate, and the
+ * library then keeps max(capacity, count), which depends on the count
+ * again: such a filter is counted through an empty copy, whose count of 0
+ * makes it count its capacity. */
+static struct varlena *value_counted_from_bits(sk_bloom *f)
+{
+    int status = sk_bloom_merge(f, f);
+    if (status != SK_OK)
+        pg_sketch_error(status, ERRCODE_INTERNAL_ERROR, "cannot count the filter");
+    struct varlena *value = filter_to_value(f);
+    sk_bloom_info info;
+    sk_bloom_get_info(f, &info);
+    if (info.layers != 1 || info.count < info.capacity ||
+        !all_set((const unsigned char *)VARDATA(value) + sk_bloom_dump_header_size(f),
+                 info.bits))
+        return value;
+    sk_bloom *empty = NULL;
+    status = sk_bloom_copy(&empty, f);
+    if (status == SK_OK && (status = sk_bloom_clear(empty)) == SK_OK)
+        status = sk_bloom_merge(empty, f);
+    if (status != SK_OK) {
+        sk_bloom_free(empty);
+        pg_sketch_error(status, ERRCODE_INTERNAL_ERROR, "cannot count the filter");
+    }
+    pfree(value);
+    value = filter_to_value(empty);
+    sk_bloom_free(empty);
+    return value;
+}
+
+PG_FUNCTION_INFO_V1(bloom_union);
+Datum bloom_union(PG_FUNCTION_ARGS)
+{
+    sk_bloom *a = filter_from_value(PG_DETOAST_DATUM_PACKED(PG_GETARG_DATUM(0)),
+                                    CurrentMemoryContext);
+    sk_bloom *b = filter_from_value(PG_DETOAST_DATUM_PACKED(PG_GETARG_DATUM(1)),
+                                    CurrentMemoryContext);
+    merge_filters(a, b);
+    struct varlena *value = value_counted_from_bits(a);
+    sk_bloom_free(a);
+    sk_bloom_free(b);
+    PG_RETURN_POINTER(value);
+}
+
 /* bloom_info(filter, OUT layout text, OUT bits bigint, OUT hashes integer,
  * OUT capacity bigint, OUT fp_rate float8, OUT count bigint, OUT bytes
  * bigint, OUT expected_fp_rate float8, OUT estimated_items bigint): the
- * shape, the rate asked for, the adds that set a bit, the value's size, the
- * false-positive rate at that count, and the distinct items estimated from
- * the bits set. */
+ * shape, the rate asked for, the count the filter holds (of one made in
+ * SQL, estimated from its bits: value_counted_from_bits), the value's size,
+ * the false-positive rate at that count, and the distinct items estimated
+ * from the bits set. */
 #define INFO_COLUMNS 9
 PG_FUNCTION_INFO_V1(bloom_info);
 Datum bloom_info(PG_FUNCTION_ARGS)
@@ -451,11 +566,15 @@ Datum bloom_agg_deserialize(PG_FUNCTION_ARGS)
     PG_RETURN_POINTER(state_of(CurrentMemoryContext, f));
 }
 
-/* The state as a bloom value; it stays as it is (FINALFUNC_MODIFY =
- * READ_ONLY). */
+/* The state as a bloom value, counted from its bits. FINALFUNC_MODIFY is
+ * READ_ONLY (the default, which a window function needs) although the
+ * state's count is rewritten: nothing reads it but this function, which
+ * rewrites it from the bits on every call, so that the rows added after a
+ * call (a window's frame) and a second call (two aggregates sharing the
+ * state) see what they would have without it. */
 PG_FUNCTION_INFO_V1(bloom_agg_final);
 Datum bloom_agg_final(PG_FUNCTION_ARGS)
 {
     (void)pg_sketch_aggregate_context(fcinfo, "bloom_agg_final");
-    PG_RETURN_POINTER(filter_to_value(((const bloom_state *)PG_GETARG_POINTER(0))->filter));
+    PG_RETURN_POINTER(value_counted_from_bits(((bloom_state *)PG_GETARG_POINTER(0))->filter));
 }

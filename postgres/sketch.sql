@@ -203,7 +203,7 @@ CREATE FUNCTION bloom_info(bloom, OUT layout text, OUT bits bigint, OUT hashes i
                            OUT estimated_items bigint)
     AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION bloom_info(bloom) IS
-    'layout, size, rate asked for, adds that set a bit, bytes, rate at that count, estimated items';
+    'layout, size, rate asked for, count of items, bytes, rate at that count, estimated items';
 
 CREATE FUNCTION bloom_agg_trans(internal, anyelement, bigint, float8) RETURNS internal
     AS 'MODULE_PATHNAME' LANGUAGE C STABLE PARALLEL SAFE;

@@ -1,8 +1,10 @@
 """The type bloom of the PostgreSQL extension against a real PostgreSQL 15
 server (conftest.py starts it): no false negatives and the false-positive
 rate asked for, every function and its errors, text and binary round trips,
-the filter cache of bloom_contains over every kind of stored value, the
-sketch command reading a filter made in SQL, and parallel plans.
+the filter cache of bloom_contains over every kind of stored value (and
+values that differ from the one it holds in their bits alone), the sketch
+command reading a filter made in SQL, and parallel plans, whose filters are
+the serial ones byte for byte, count included.
 """
 import subprocess
 
@@ -14,7 +16,7 @@ from psycopg.adapt import Dumper
 from conftest import SKETCH_BIN
 from test_postgres_hll import (DATA_CORRUPTED, INVALID_BINARY, INVALID_PARAMETER, INVALID_TEXT,
                                NULL_NOT_ALLOWED, PARALLEL, SERIAL, big_table, fails,  # noqa: F401
-                               literal_of, native_bytes, value, _plan)
+                               literal_of, native_bytes, one, value, _plan)
 
 # The dump form (docs/bloom-format.md): a 40-byte header and a 48-byte entry
 # per layer before the bits; a fixed filter has one layer.
@@ -181,7 +183,9 @@ def test_bloom_info(conn):
                           "expected_fp_rate", "estimated_items"]
     assert info["layout"] in ("blocked", "classic", "split")
     assert info["capacity"] == 10000 and info["fp_rate"] == 0.01
-    assert 4900 <= info["count"] <= 5000  # adds that set a bit
+    # a filter made in SQL counts its items from its bits (estimated_items),
+    # whatever the plan
+    assert info["count"] == info["estimated_items"]
     assert info["bytes"] == len(native_bytes(f)) == DUMP_HEADER + info["bits"] // 8
     assert info["bits"] >= 10000 * 9.5 and 1 <= info["hashes"] <= 64
     assert 0 < info["expected_fp_rate"] < 0.01  # half full
@@ -253,3 +257,107 @@ def test_parallel_bloom_agg_gives_the_serial_filter(conn, big_table):
         serial = cur.execute(sql).fetchone()[0]
     assert parallel[DUMP_HEADER:] == serial[DUMP_HEADER:]
     assert value(conn, "SELECT bool_and(%b @> v) FROM visits", (Bloom(parallel),))
+
+
+def test_bloom_contains_cache_compares_every_byte(conn):
+    # Values of one header and other bits: the header holds each array's
+    # XXH3, which a damaged array no longer matches, so it alone does not
+    # tell them apart. Small ones stored in line (plain), and large ones in
+    # memory (a VALUES list), damaged past the first 64 kB.
+    small = native_bytes(filter_of(conn, 1, 50, 100))
+    large = native_bytes(filter_of(conn, 1, 3000, 200000))
+    assert len(small) < 2000 and len(large) > 200000
+    with conn.transaction(force_rollback=True):
+        conn.execute("CREATE CAST (bytea AS bloom) WITHOUT FUNCTION")
+        conn.execute("CREATE TABLE damaged (id int, f bloom)")
+        conn.execute("ALTER TABLE damaged ALTER f SET STORAGE plain")
+        for good in (small, large):
+            damaged = bytearray(good)
+            damaged[-1] ^= 0x10
+            assert damaged[:DUMP_HEADER] == good[:DUMP_HEADER]
+            rows = (good, good, bytes(damaged))
+            if good is small:
+                conn.execute("INSERT INTO damaged VALUES (1, %s::bytea::bloom),"
+                             " (2, %s::bytea::bloom), (3, %s::bytea::bloom)", rows)
+                assert value(conn, "SELECT bool_and(pg_column_compression(f) IS NULL"
+                                   " AND pg_column_size(f) < 2000) FROM damaged")
+                table, params = "damaged", ()
+            else:
+                table = ("(VALUES (1, %s::bytea::bloom), (2, %s::bytea::bloom),"
+                         " (3, %s::bytea::bloom)) v(id, f)")
+                params = rows
+            # a row identical to the one before is answered (from the cache)
+            assert conn.execute("SELECT id, f @> 1, f @> -1 FROM %s WHERE id < 3" % table,
+                                params).fetchall() == [(1, True, False), (2, True, False)]
+            # the damaged one is an error alone, and after them
+            for where in ("WHERE id = 3", ""):
+                with pytest.raises(psycopg.Error) as e, conn.transaction():
+                    conn.execute("SELECT id, f @> 1 FROM %s %s" % (table, where),
+                                 params).fetchall()
+                assert e.value.sqlstate == DATA_CORRUPTED, (where, e.value)
+
+
+def test_parallel_bloom_agg_gives_the_serial_count(conn, big_table):
+    # 300,000 distinct ids: each worker's filter counts its own adds, and the
+    # union of their filters cannot count the adds, only estimate them from
+    # the bits; the serial plan must give that same number. A filter with
+    # every bit set (capacity 10) has no estimate: it counts its capacity.
+    binary_bloom_dumper(conn)
+    for sql, expected in (
+            ("SELECT bloom_agg(id, 400000, 0.01) FROM visits", 300000),
+            ("SELECT bloom_union_agg(f) FROM (SELECT bloom_agg(id, 400000, 0.01) f"
+             " FROM visits GROUP BY page) q", 300000),
+            ("SELECT bloom_agg(id, 10, 0.01) FROM visits", 10)):
+        conn.execute(PARALLEL)
+        plan = _plan(conn, sql)
+        assert "Partial" in plan and "Workers Launched: 2" in plan, plan
+        with conn.cursor(binary=True) as cur:
+            parallel = cur.execute(sql).fetchone()[0]
+            conn.execute(SERIAL)
+            assert "Gather" not in _plan(conn, sql)
+            serial = cur.execute(sql).fetchone()[0]
+        counts = [conn.execute("SELECT count, estimated_items FROM bloom_info(%b)",
+                               (Bloom(f),)).fetchone() for f in (parallel, serial)]
+        assert counts[0] == counts[1], (sql, counts)
+        assert parallel == serial, sql
+        count, estimated = counts[0]
+        assert count == estimated and abs(count - expected) <= expected // 100, (sql, counts)
+
+
+def test_bloom_agg_in_a_window_is_the_aggregate_of_each_frame(conn):
+    # The final function rewrites the state's count from its bits, and the
+    # window's next rows add to that state: each row's filter must still be
+    # the one an aggregate of its frame makes.
+    window = conn.execute("SELECT bloom_agg(x, 1000, 0.01) OVER (ORDER BY x)::text"
+                          " FROM generate_series(1, 40) x ORDER BY x").fetchall()
+    frames = conn.execute("SELECT (SELECT bloom_agg(y, 1000, 0.01) FROM generate_series(1, x) y)"
+                          "::text FROM generate_series(1, 40) x ORDER BY x").fetchall()
+    assert window == frames
+
+
+@pytest.mark.parametrize("other", [(12, 0.01), (10, 0.0100001)])
+def test_filters_of_other_capacity_or_rate_do_not_combine(conn, other):
+    # The same bits and hashes, but made for another capacity or rate: the
+    # union would keep one argument's, whichever came first.
+    a = filter_of(conn, 1, 5, capacity=10, rate=0.01)
+    b = filter_of(conn, 1, 5, capacity=other[0], rate=other[1])
+    shape = "SELECT layout, bits, hashes, capacity, fp_rate FROM bloom_info(%s::bloom)"
+    sa, sb = one(conn, shape, (a,)), one(conn, shape, (b,))
+    assert sa[:3] == sb[:3] and sa[3:] != sb[3:], (sa, sb)
+    assert native_bytes(a)[DUMP_HEADER:] == native_bytes(b)[DUMP_HEADER:]
+    for first, second in ((a, b), (b, a)):
+        for sql in ("SELECT bloom_union(%s::bloom, %s::bloom)",
+                    "SELECT bloom_union_agg(f ORDER BY n) FROM"
+                    " (VALUES (1, %s::bloom), (2, %s::bloom)) v(n, f)"):
+            e = fails(conn, sql, (first, second))
+            assert e.sqlstate == INVALID_PARAMETER and "different shapes" in str(e), (sql, e)
+    # the same capacity and rate still combine, into one value whichever
+    # comes first, also when every bit is set (no estimate: the capacity)
+    for x, y in ((b, filter_of(conn, 6, 9, capacity=other[0], rate=other[1])),
+                 (filter_of(conn, 1, 3000, capacity=other[0], rate=other[1]),
+                  filter_of(conn, 3001, 7000, capacity=other[0], rate=other[1]))):
+        xy, yx = (value(conn, "SELECT bloom_union(%s::bloom, %s::bloom)::text", args)
+                  for args in ((x, y), (y, x)))
+        assert xy == yx
+        assert value(conn, "SELECT capacity FROM bloom_info(%s::bloom)", (xy,)) == other[0]
+    assert value(conn, "SELECT count FROM bloom_info(%s::bloom)", (xy,)) == other[0]
