@@ -99,6 +99,15 @@ static void bloom_rdb_save(RedisModuleIO *io, void *value)
     RM_SaveUnsigned(io, sk_bloom_restoring(value) ? ENC_RESTORING : ENC_COMPLETE);
 }
 
+/* Only the restore's last chunk brings the dump's last byte (it finishes the
+ * restore), so an unfinished one has it zero: the AOF rewrite relies on it,
+ * and a saved value without it was not made by BF.LOADCHUNK. */
+static int last_byte_unset(const sk_bloom *f)
+{
+    unsigned char last;
+    return sk_bloom_dump_read(f, sk_bloom_dump_size(f) - 1, &last, 1) == SK_OK && last == 0;
+}
+
 static void *bloom_rdb_load(RedisModuleIO *io, int encver)
 {
     if (encver < 0 || encver > ENCODING_VERSION) {
@@ -153,6 +162,8 @@ static void *bloom_rdb_load(RedisModuleIO *io, int encver)
         rc = SK_ECORRUPT;
     if (rc == SK_OK && state == ENC_COMPLETE)
         rc = sk_bloom_restore_finish(f);
+    else if (rc == SK_OK && !last_byte_unset(f))
+        rc = SK_ECORRUPT;
     if (rc != SK_OK) {
         RM_LogIOError(io, "warning", "sketch: bad Bloom filter data: %s", sk_strerror(rc));
         sk_bloom_free(f);
