@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench_util.h: what the C benchmarks share: the build they were compiled
  * with (for the header of their tables), clocks, a seeded generator, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bloom_bench.c: the Bloom filters of libsketch (blocked, classic and
  * split layouts) against libbloom (Jyri J. Virkki's, as packaged by Debian in

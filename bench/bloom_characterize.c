@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bloom_characterize.c: the false-positive rates and memory of libsketch's
  * Bloom filters, measured against their theory.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # bloom_cli_bench.sh: times `sketch bloom` against DCSO's `bloom` command
 # (Debian: golang-github-dcso-bloom-cli), side by side: building a filter
 # from a file of lines, and checking lines that are in it and lines that

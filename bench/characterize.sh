@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # characterize.sh: regenerates every number and plot of docs/accuracy.md with
 # one command:
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * compare_bench.c: the joint estimate of two sketches (sk_hll_compare)
  * against inclusion–exclusion, over a grid of set sizes, overlaps and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # compressed_bench.sh: `sketch count` of gzip, zstd and xz files against the
 # decompressors themselves, side by side in one run.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # count_bench.sh: times `sketch count` against other ways of counting the
 # distinct lines of a big file, side by side, on one file whose exact number
 # of distinct lines is known by construction.

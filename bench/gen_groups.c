@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gen_groups.c: the rows of bench/group_bench.sh: "group<TAB>item\n", with
  * group sizes that fall off as in real data (a few huge groups, a long tail

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gen_lines.c: writes a deterministic file of text lines whose exact number
  * of distinct lines is known by construction, for bench/count_bench.sh.

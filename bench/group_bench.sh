@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # group_bench.sh: times `sketch count --by` against the other ways to count
 # distinct items per group of a big file, side by side, and measures each
 # approximate answer's per-group error against the exact one.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hll_bench.c: micro-benchmarks of the HyperLogLog hot paths of libsketch.
  *

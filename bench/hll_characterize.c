@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hll_characterize.c: the error distribution of libsketch's HyperLogLog,
  * measured over thousands of independent streams at every size from 1 to

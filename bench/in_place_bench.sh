@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # in_place_bench.sh: `sketch bloom add` into a large filter file, in place,
 # against a `sketch` that rewrites the whole file on every add.
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # lib.sh: what the shell benchmarks share, sourced after each sets NAME:
 # the build directory they measure and the checks of their settings.
 

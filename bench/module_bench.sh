@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # module_bench.sh: sketch.so against Redis's own commands on the same server,
 # side by side in one run:
 #   - BF.ADD and BF.EXISTS on a 10M-capacity 1% filter against PFADD, with

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """pg_bench.py: times the PostgreSQL extension's hll_agg against postgresql-hll's
 hll_add_agg, exact count(DISTINCT) and the floor count(v), side by side on one
 private PostgreSQL 15 server, and measures each estimate's error against the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # report.sh: runs every benchmark of bench/ side by side in one run and writes
 # one markdown report: the machine, the sizes, a summary of the key ratios, and
 # each tool's own table verbatim.

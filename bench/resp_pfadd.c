@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * resp_pfadd.c: turns the lines of standard input into Redis PFADD commands
  * in RESP, the wire protocol, for `redis-cli --pipe`:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Finds the PostgreSQL 15 server headers for the extension in postgres/ and
 # defines the option SKETCH_POSTGRES: ON by default when they are there.
 #

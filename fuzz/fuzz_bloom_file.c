@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_bloom_file.c: sk_bloom_open on a file holding the input.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_bloom_restore.c: a filter rebuilt from a dump in pieces
  * (sk_bloom_restore_begin, _chunk, _finish), as the Redis module does for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_hll.c: sk_hll_deserialize on any bytes, in one format per build:
  * FUZZ_HLL_MAGIC is "SKHL" (sketch's own format) or "HYLL" (Redis's string),

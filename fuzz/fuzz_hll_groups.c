@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_hll_groups.c: sk_hll_map_deserialize on any bytes, the group files
  * of `sketch count --by -o` (format.h, SKHG), with the magic put in front.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_module_commands.c: any sequence of BF.* and HLL.* commands with any
  * arguments, through the module's own command functions in the module

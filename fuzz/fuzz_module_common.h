@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_module_common.h: checks shared by the module's fuzz targets: a
  * value the module holds must save and load back to the same bytes, copy

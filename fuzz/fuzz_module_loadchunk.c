@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_module_loadchunk.c: BF.LOADCHUNK commands of any iterators and
  * bytes, through the module's own command (module/bf_commands.c) in the

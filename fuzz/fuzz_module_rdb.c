@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_module_rdb.c: the module's rdb_load callbacks (module/bf_commands.c
  * and module/hll_commands.c) on any RDB or RESTORE payload, through the

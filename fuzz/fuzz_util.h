@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_util.h: what the fuzz targets share: the libFuzzer entry point's
  * declaration, a reader that takes fields from the input, a check that

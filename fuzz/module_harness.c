@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* module_harness.c: see module_harness.h. */
 #include "module_harness.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * module_harness.h: a small in-process stand-in for redis-server, so that
  * the module's own code (module/ sources) runs under libFuzzer without a server.

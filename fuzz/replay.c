@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * replay.c: runs a fuzz target's entry point on files and on every file of
  * directories, once each, without libFuzzer: the seed corpora and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sketch.h: the whole public API of libsketch.
  * Link with -lsketch (pkg-config: sketch; CMake: find_package(sketch)).

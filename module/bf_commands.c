@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bf_commands.c: the BF.* commands, answering as RedisBloom does, so that
  * its clients (redis-py's r.bf(), Jedis, go-redis, node-redis) work

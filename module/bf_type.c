@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bf_type.c: the Bloom filter type of sketch.so: opening a key that holds
  * one, and what the server calls to save, load, rewrite, digest, measure,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bf_type.h: the Bloom filter type of sketch.so (bf_type.c), which the BF.*
  * commands (bf_commands.c) store in keys.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * command_docs.c: what the server tells clients and operators about each
  * command of sketch.so: COMMAND DOCS (summary, complexity, arguments, the

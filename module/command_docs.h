@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * command_docs.h: the descriptions of sketch.so's commands for COMMAND
  * DOCS, key specs and ACL categories (command_docs.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* common.c: the helpers the command files share (see common.h). */
 #include "common.h"
 

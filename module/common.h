@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * common.h: what the command files of sketch.so share: the module's
  * settings (config.h), its allocator, the key limit and the small helpers

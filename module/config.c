@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * config.c: the module's settings: load arguments, then module configs that
  * CONFIG GET and CONFIG SET read and change at run time (see config.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * config.h: the module's settings (config.c): read from the load arguments
  * when the server loads sketch.so, then kept as module configs that CONFIG

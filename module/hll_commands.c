@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hll_commands.c: the HLL.* commands: what PF* lacks, in its spirit.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * module.c: sketch.so, Bloom filters and HyperLogLog for Redis.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * module.h: the two halves of sketch.so that module.c registers: the BF.*
  * commands with their data type (bf_commands.c) and the HLL.* commands with

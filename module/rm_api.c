@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rm_api.c: the module API's function pointers, bound at load time. */
 #include "rm_api.h"
 

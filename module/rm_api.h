@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rm_api.h: the part of the Redis module API that sketch.so uses, declared
  * here because Debian ships redis-server without its module header.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bloom_type.c: the type bloom, a Bloom filter of fixed size, and its
  * functions: text and binary input and output, bloom_contains and its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hll_agg.c: the aggregates that build sketches: hll_agg(value [, precision])
  * over the values of any type, and hll_union_agg(hll), the union of sketches.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hll_type.c: the type hll and its functions on single values: text and
  * binary input and output, count and estimate with bounds, union,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pg_sketch.c: the extension's module block and the helpers every type
  * shares (pg_sketch.h): libsketch's memory from PostgreSQL's memory

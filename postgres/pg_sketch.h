@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pg_sketch.h: what the files of the PostgreSQL extension share: memory
  * from PostgreSQL's contexts for libsketch, libsketch's status codes as

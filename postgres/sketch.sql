@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- sketch.sql, installed as sketch--VERSION.sql: the objects of the extension
 -- sketch (docs/postgres.md):
 -- the type hll, libsketch's HyperLogLog in its native serialized format, and

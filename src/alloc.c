@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * alloc.c: the library's memory (see alloc.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * alloc.h: memory for every structure of the library, from the caller's
  * sk_allocator or from malloc, and the zeroed, cache-line-aligned arrays

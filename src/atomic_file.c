@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* atomic_file.c: see atomic_file.h. */
 #define _GNU_SOURCE
 #include "atomic_file.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * atomic_file.h: files written so that a crash at any moment leaves either
  * the old file or the new one, and files read whole; shared by the Bloom

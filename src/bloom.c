@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bloom.c: Bloom filters of every layout, fixed and scalable:
  * creation, the layers of a chain, adding and looking up one item, set

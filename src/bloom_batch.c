@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bloom_batch.c: the batch calls, which keep the memory accesses of many
  * items in flight at once.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bloom_dump.c: a Bloom filter as one byte string, the dump: the header of
  * format.h with the bit arrays packed right after the layer table, for

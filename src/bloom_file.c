@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bloom_file.c: Bloom filter files: saved atomically, opened by reading
  * them into memory, or by mapping them (the layout of format.h, with every

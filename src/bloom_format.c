@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bloom_format.c: the header and layer table of Bloom filter files
  * (version 2) and dumps (version 1), and of both for split filters

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bloom_format.h: the header and layer table of Bloom filter files and
  * dumps, shared by bloom_file.c and bloom_dump.c. Internal.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bloom_in_place.c: adds to a Bloom filter file in place (SK_BLOOM_IN_PLACE).
  * The file is mapped shared and writable, so an add changes the pages it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bloom_internal.h: what the files of the Bloom filter share: the filter
  * and layer records, and the calls between them. Nothing here is exported.

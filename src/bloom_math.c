@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bloom_math.c: false-positive rates and sizing (see bloom_math.h).
  *

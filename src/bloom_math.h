@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bloom_math.h: the mathematics of Bloom filters, apart from their
  * mechanics: the exact false-positive rate of each layout, the search for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bloom_probe.h: where an item's bits are and how they are read and set:
  * the probe kernels of every layout, inlined into the single calls

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bloom_split.h: the split layout's kernels: an item's mask in its cache
  * line, and the test and setting of that mask, in vector arithmetic where

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * format.h: the byte layouts of every serialized form, as named offsets,
  * and the little-endian loads and stores that read and write them, so that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hll_batch.c: many hashes added to one sketch at once (sk_hll_add_hashes).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hll_codec.c: the serialized forms of a HyperLogLog behind the public
  * calls: which format a string is in (by its first four bytes), how large

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hll_internal.h: what the HyperLogLog core (hll.c) gives the files of its
  * serialized forms: hll_native.c and hll_redis.c, which read and write

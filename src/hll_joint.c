@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hll_joint.c: what two HyperLogLog sketches say of their two sets together
  * (sk_hll_compare): |A \ B|, |B \ A|, |A ∩ B|, the union, the Jaccard index

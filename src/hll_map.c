@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hll_map.c: HyperLogLog sketches by key (sketch/hll_map.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hll_map_file.c: maps of sketches by key as bytes and files, the group
  * format of format.h (prose in docs/hll-format.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hll_native.c: sketch's own HyperLogLog format, version 1, read and
  * written (the byte table is in format.h, the prose in docs/hll-format.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hll_redis.c: Redis's HyperLogLog strings, read and written.
  *

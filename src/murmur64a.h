@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * murmur64a.h: MurmurHash64A, the 64-bit hash Redis applies to every
  * HyperLogLog element. It is defined here, inline, because the HyperLogLog

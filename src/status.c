@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* status.c: the library's version and the messages of its status codes. */
 #include "sketch/core.h"
 

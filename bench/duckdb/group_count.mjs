@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // group_count.mjs: DuckDB's GROUP BY distinct counts of a tab-separated file
 // of (group, item) rows, for bench/group_bench.sh: prints "group<TAB>count"
 // per group, like `sketch count --by 1 -f 2`.

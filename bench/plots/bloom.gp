@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # bloom.gp: plots of bench/bloom_characterize's CSV files (docs/data/bloom_*.csv).
 #   gnuplot -e "data='docs/data'; img='docs/img'" bench/plots/bloom.gp
 # Writes img/bloom_fpr.png (measured and theoretical false-positive rate

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # hll.gp: plots of bench/hll_characterize's CSV files (docs/data/hll_p*.csv).
 #   gnuplot -e "data='docs/data'; img='docs/img'" bench/plots/hll.gp
 # Writes img/hll_error_bands.png (quantiles of the relative error against n,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # hll_compare.gp: plot of bench/compare_bench's TSV file (docs/data/hll_compare.tsv).
 #   gnuplot -e "data='docs/data'; img='docs/img'" bench/plots/hll_compare.gp
 # Writes img/hll_compare_rmse.png: the RMSE of |A n B| over the size of the

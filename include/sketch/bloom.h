@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sketch/bloom.h: Bloom filters: "is this item in the set?" answered with
  * "maybe" or "definitely not", in about 10 bits per item at 1% false

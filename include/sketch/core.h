@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sketch/core.h: what every part of libsketch shares: the version, the
  * status codes that every fallible function returns, the caller's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sketch/hll.h: HyperLogLog, an estimate of the number of distinct items in
  * a stream, in memory that depends on the precision p alone.

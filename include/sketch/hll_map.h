@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sketch/hll_map.h: many HyperLogLog sketches by key, for counting distinct
  * items per group ("unique visitors per page", "distinct ports per source")

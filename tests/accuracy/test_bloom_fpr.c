@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_bloom_fpr.c: measured false-positive rates of Bloom filters against
  * the theory, for the classic, blocked, split and scalable filters, from

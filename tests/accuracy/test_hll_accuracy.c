@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_hll_accuracy.c: the HyperLogLog estimator against the theory.
  *

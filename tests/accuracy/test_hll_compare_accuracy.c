@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_hll_compare_accuracy.c: the joint estimate of two sketches
  * (sk_hll_compare) against the truth and against inclusion–exclusion.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The byte layouts of src/format.h, read from the header itself, so that
 the Python tests name the same offsets as the library instead of copies."""
 import os

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """A RESP2/RESP3 client that keeps the wire type of every reply.
 
 redis-py 4.3 speaks RESP2 only, and client libraries turn replies into their

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_bloom_threads.c: the thread-safety contract of include/sketch/bloom.h,
  * with pthreads and cmocka.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* consumer.c: counts its arguments' distinct values with an installed
  * libsketch and prints the count and the library's version. */
 #include <stdio.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Installs the build in BUILD_DIR into a temporary prefix, builds the consumer
 # project against it with find_package and pkg-config, and runs each program.
 set -euo pipefail

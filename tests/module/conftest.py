@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Fixtures for the test suite of the Redis module sketch.so.
 
 Every test talks to real /usr/bin/redis-server processes that this file

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """BF.* through redis-py's r.bf() unchanged, and the RedisBloom surface of
 /work/shared/reference/redisbloom-commands.md: replies, defaults, options,
 errors, BF.INFO in both forms, SCANDUMP/LOADCHUNK, and false-positive rates.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Redis Cluster: three masters on loopback, each loading the module, made
 into a cluster by `redis-cli --cluster create`. The module's key positions
 let the cluster route BF.* and HLL.* (MOVED, CROSSSLOT), and a slot holding

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The module's settings, keyspace notifications and command descriptions.
 
 Settings: the load arguments (sketch's and RedisBloom's names) become the

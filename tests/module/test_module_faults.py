@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Faults a server holding everyone's data must survive: malformed commands
 from several clients at once, allocations the system cannot satisfy, and
 many clients growing filters against the per-key memory limit.

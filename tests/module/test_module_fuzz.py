@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Malformed commands in bulk: 2000 commands made of the module's command
 names with random arities and random arguments (binary, numbers at the
 edges, option keywords, key names of every type, 1 MB strings, real and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """HLL.*: against the server's own PF* commands on the same elements.
 Every expected count comes from PFCOUNT / PFADD / PFMERGE of native keys
 of the same server; nothing is hard-coded."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """What a write leaves behind, on the primary and on everything that copies
 it: a key in the middle of a BF.LOADCHUNK restore is carried as unfinished
 by every copy (full sync, AOF rewrite, DEBUG RELOAD, COPY, DUMP/RESTORE) and

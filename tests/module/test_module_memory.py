@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The module's memory as Redis sees it: every byte a filter or sketch holds
 comes from Redis's allocator, so used_memory, MEMORY USAGE, maxmemory and the
 process's real size agree; and the limits that apply to clients never apply

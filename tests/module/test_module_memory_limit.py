@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """MAX-KEY-MEMORY: the module refuses filters that would exceed the limit
 (at creation, at growth, on LOADCHUNK) with an ERR reply instead of taking
 the server's memory, and a bad module argument fails the load."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """node-redis 5.9.0 (npm `redis`) against the module, unchanged: runs
 tests/module/node/sketch.test.mjs with node's own test runner against a server
 of conftest.py's `servers`, in RESP3 (node-redis's default) and RESP2.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Persistence of the module's types: RDB (SAVE, BGSAVE, restart), AOF
 (appendfsync always, kill -9, restart), AOF rewrite without the RDB preamble
 (the types' aof_rewrite), DUMP/RESTORE, COPY, and RESTORE of corrupt payloads

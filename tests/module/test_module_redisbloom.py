@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """RedisBloom's own flow tests for Bloom filters, re-expressed for sketch.so.
 
 RedisBloom (tests/flow: test_overall.py's BF part, test_configs.py and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Replication: a replica loading the module answers like its primary, for
 keys it received in the full sync (RDB) and for writes that reached it as
 commands (ReplicateVerbatim)."""

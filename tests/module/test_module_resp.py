@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The wire types of every reply of sketch.so, in RESP2 and in RESP3.
 
 A client that said HELLO 3 gets booleans, maps, nulls and doubles where

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """BF.LOADCHUNK restores interleaved at random with everything that copies or
 persists a key: adds and queries, SAVE, BGSAVE, BGREWRITEAOF, DEBUG RELOAD,
 COPY, and full resyncs of a replica. Seeded, so a failure names its seed

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Fixtures for the tests of the PostgreSQL extension (postgres/).
 
 `pg` (session scope) starts a private PostgreSQL 15 server for the whole

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """pg_server.py: a private PostgreSQL 15 server with this build's extension,
 for the extension's tests (conftest.py) and its benchmark (bench/pg_bench.py).
 

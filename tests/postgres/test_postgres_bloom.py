@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The type bloom of the PostgreSQL extension against a real PostgreSQL 15
 server (conftest.py starts it): no false negatives and the false-positive
 rate asked for, every function and its errors, text and binary round trips,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The type hll of the PostgreSQL extension against a real PostgreSQL 15
 server (conftest.py starts it): every function, its errors and their
 SQLSTATEs, text and binary round trips, accuracy against the exact count,

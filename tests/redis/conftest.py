@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """pytest fixtures for the Redis conformance suite.
 
 `redis_client` (session scope) starts a private /usr/bin/redis-server on

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """ctypes wrapper over libsketch.so for the Redis conformance tests.
 
 The library is taken from the SKETCH_LIB environment variable, or else from

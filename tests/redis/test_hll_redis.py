@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Conformance of libsketch's HyperLogLog with a real Redis server.
 
 Every expected value comes from the redis-server that conftest.py starts:

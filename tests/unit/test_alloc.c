@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_alloc.c: every structure through a caller's allocator: what a filter
  * and a sketch cost before their items, that the memory they report is what

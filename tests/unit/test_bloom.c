@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_bloom.c: unit tests of the Bloom filter API, every public function and
  * every error path, with cmocka.

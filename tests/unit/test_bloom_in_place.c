@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_bloom_in_place.c: filter files opened with SK_BLOOM_IN_PLACE. Adds,
  * merges and clears in place give the file a filter written whole would

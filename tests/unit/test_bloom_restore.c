@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_bloom_restore.c: a restore that has not finished is carried, not
  * completed, by every way of copying a filter: its dump restores into the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_bloom_split.c: the split layout against its definition in
  * docs/bloom-format.md, with cmocka.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_hll.c: unit tests of the HyperLogLog API, every public function and
  * every error path, with cmocka.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_hll_compare.c: unit tests of sk_hll_compare, the joint estimate of
  * two sketches, at its extremes: empty sketches, equal ones, disjoint ones,

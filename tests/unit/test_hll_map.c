@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_hll_map.c: unit tests of sk_hll_map (sketch/hll_map.h) with cmocka.
  *

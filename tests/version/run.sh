@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Checks that every place that states the project's version states the one
 # defined in include/sketch/core.h: the command, the shared library's file
 # name and soname, the installed pkg-config file and CMake package, the Redis

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // node-redis 5.9.0 (npm `redis`) against the Redis module sketch.so, unchanged,
 // in RESP3 and in RESP2 (client option RESP: 3 or 2; node-redis 5's default is 2).
 //
