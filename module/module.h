@@ -9,8 +9,6 @@
 
 #include "rm_api.h"
 
-extern RedisModuleType *hll_type;
-
 /* Registers the BF.* commands and the Bloom type; RM_ERR on failure. */
 int bloom_register(RedisModuleCtx *ctx);
 /* Registers the HLL.* commands and the HyperLogLog type. */
