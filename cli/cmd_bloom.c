@@ -12,13 +12,12 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "bloom_io.h"
 #include "commands.h"
 #include "fields.h"
 #include "report.h"
@@ -77,6 +76,9 @@ static const char add_usage[] =
     "  -j, --threads N threads adding lines (default: one per core; scalable\n"
     "                  filters use one)\n"
     "      --raw       read gzip, zstd or xz input as it is, not decompressed\n"
+    "      --max-line-length BYTES\n"
+    "                  a longer line is an error; the lines before it are added\n"
+    "                  (default 256M; K, M and G are KiB, MiB and GiB)\n"
     "      --no-wait   fail (exit 2) instead of waiting while another command\n"
     "                  writes FILE\n"
     "  -h, --help      show this help\n"
@@ -103,6 +105,9 @@ static const char check_usage[] =
     "  -c, --count    print only the number of items that would be printed\n"
     "      --json     with -c: {\"matched\": N, \"checked\": M} instead\n"
     "      --raw      read gzip, zstd or xz input as it is, not decompressed\n"
+    "      --max-line-length BYTES\n"
+    "                 a longer line is an error (default 256M; K, M and G are\n"
+    "                 KiB, MiB and GiB)\n"
     "  -h, --help     show this help\n"
     "Example:\n"
     "  sketch bloom check -v urls.bloom < keys.txt   # keys certainly absent\n";
@@ -129,101 +134,6 @@ static const char merge_usage[] =
 static const char *layout_name(sk_bloom_layout layout)
 {
     return layout == SK_BLOOM_BLOCKED ? "blocked" : layout == SK_BLOOM_SPLIT ? "split" : "classic";
-}
-
-/* The mapped filter that check and info read: a file shrunk under them (cp
- * over it truncates it in place) faults, and the fault becomes an error. */
-static const char *mapped_path;
-
-static void on_sigbus(int sig)
-{
-    (void)sig;
-    static const char before[] = "sketch: ";
-    static const char after[] = ": changed while being read (truncated or rewritten in "
-                                "place); no answer is given\n";
-    ssize_t rc = write(STDERR_FILENO, before, sizeof before - 1);
-    rc = write(STDERR_FILENO, mapped_path, strlen(mapped_path));
-    rc = write(STDERR_FILENO, after, sizeof after - 1);
-    (void)rc;
-    _exit(EXIT_FAILURE_USAGE);
-}
-
-static _Noreturn void die_damaged(const char *path)
-{
-    die("%s: not a valid Bloom filter: checksum mismatch: its bits are damaged (see "
-        "'sketch bloom info --verify'); refusing to write from it", path);
-}
-
-/* Opens a filter file (NULL for one of the format before chunk sums asked
- * for in place, which is then rewritten whole). */
-static sk_bloom *open_or_die(const char *path, unsigned flags)
-{
-    if (flags & (SK_BLOOM_MAP | SK_BLOOM_IN_PLACE)) {
-        mapped_path = path;
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_sigbus;
-        sigaction(SIGBUS, &sa, NULL);
-    }
-    struct stat st;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-        die("%s: %s", path, S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file");
-    sk_bloom *f;
-    int rc = sk_bloom_open(&f, path, flags, NULL);
-    if (rc == SK_EINCOMPAT && (flags & SK_BLOOM_IN_PLACE))
-        return NULL;
-    if (rc == SK_EIO && errno == EWOULDBLOCK)
-        die("%s: another process is adding to it in place", path);
-    if (rc == SK_EIO)
-        die("%s: %s", path, strerror(errno));
-    if (rc == SK_ECHECKSUM)
-        die_damaged(path);
-    if (rc != SK_OK)
-        die("%s: not a valid Bloom filter: %s%s", path, sk_strerror(rc), file_hint(path));
-    return f;
-}
-
-/* Writes f to path, or to standard output for "-". */
-static void save_or_die(const sk_bloom *f, const char *path)
-{
-    if (strcmp(path, "-") == 0) {
-        uint64_t size = sk_bloom_serialized_size(f);
-        char *buf = size <= SIZE_MAX ? malloc((size_t)size) : NULL;
-        size_t len;
-        if (buf == NULL || sk_bloom_serialize(f, buf, (size_t)size, &len) != SK_OK)
-            die("standard output: out of memory");
-        write_stdout_or_die(buf, len);
-        free(buf);
-        return;
-    }
-    int rc = sk_bloom_save(f, path);
-    if (rc == SK_EIO)
-        die("%s: %s", path, strerror(errno));
-    if (rc != SK_OK)
-        die("%s: %s", path, sk_strerror(rc));
-}
-
-/* Commits the adds to a filter open in place. */
-static void sync_or_die(sk_bloom *f, const char *path)
-{
-    int rc = sk_bloom_sync(f);
-    if (rc == SK_EIO)
-        die("%s: %s", path, strerror(errno));
-    if (rc == SK_ECHECKSUM)
-        die_damaged(path);
-    if (rc != SK_OK)
-        die("%s: %s", path, sk_strerror(rc));
-}
-
-/* An add that failed part way: in place, what was added is committed, so
- * that the file's sums stay whole, before the error is reported. */
-static _Noreturn void fail_add(sk_bloom *f, int in_place, const char *path, int rc)
-{
-    if (in_place)
-        sk_bloom_sync(f);
-    if (rc == SK_ECHECKSUM)
-        die_damaged(path);
-    die("%s: %s", path, sk_strerror(rc));
 }
 
 static double parse_rate(const char *text)
@@ -347,6 +257,7 @@ static int parse_bloom_options(const char *cmd, const char *usage, const char *o
         {"json", no_argument, NULL, 'J'},
         {"no-wait", no_argument, NULL, 'W'},
         {"raw", no_argument, NULL, 'R'},
+        {"max-line-length", required_argument, NULL, 'L'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, OPTION_VERSION},
         {NULL, 0, NULL, 0}};
@@ -394,7 +305,7 @@ static int bloom_create(int argc, char **argv)
             (double)planned.bytes / (1u << 30));
     if (rc != SK_OK)
         die("cannot create the filter: %s", sk_strerror(rc));
-    save_or_die(f, path);
+    bloom_save_or_die(f, path);
     unlock_file(lock);
     struct report r;
     report_begin(&r, stdout, 0);
@@ -472,7 +383,7 @@ static int add_lines(void *ctx, const char *data, size_t len)
 static int bloom_add(int argc, char **argv)
 {
     struct bloom_options o;
-    int first = parse_bloom_options("bloom add", add_usage, "+:f:d:wvj:hWR", argc, argv, &o);
+    int first = parse_bloom_options("bloom add", add_usage, "+:f:d:wvj:hWRL:", argc, argv, &o);
     if (first >= argc)
         die_usage("bloom add", "missing FILE");
     const char *path = argv[first];
@@ -480,10 +391,10 @@ static int bloom_add(int argc, char **argv)
     /* In place, each chunk is checked before it first changes; a file of
      * the format before chunk sums is checked whole, then rewritten in the
      * new one: new checksums would otherwise hide damage. */
-    sk_bloom *f = open_or_die(path, SK_BLOOM_IN_PLACE);
+    sk_bloom *f = bloom_open_or_die(path, SK_BLOOM_IN_PLACE);
     int in_place = f != NULL;
     if (!in_place)
-        f = open_or_die(path, SK_BLOOM_VERIFY);
+        f = bloom_open_or_die(path, SK_BLOOM_VERIFY);
     sk_bloom_info info;
     sk_bloom_get_info(f, &info);
     if (info.interrupted_chunks != 0)
@@ -495,7 +406,7 @@ static int bloom_add(int argc, char **argv)
         for (int i = first + 1; i < argc; i++) {
             int rc = sk_bloom_add(f, argv[i], strlen(argv[i]));
             if (rc < 0)
-                fail_add(f, in_place, path, rc);
+                bloom_fail_add(f, in_place, path, rc);
             new_items += (uint64_t)rc;
         }
     } else {
@@ -520,7 +431,7 @@ static int bloom_add(int argc, char **argv)
         for (int t = 0; t < used; t++) {
             struct add_worker *w = contexts[t];
             if (w->error != 0)
-                fail_add(f, in_place, path, w->error);
+                bloom_fail_add(f, in_place, path, w->error);
             new_items += w->new_items;
             skipped += w->skipped;
             free(w);
@@ -534,9 +445,9 @@ static int bloom_add(int argc, char **argv)
         }
     }
     if (in_place)
-        sync_or_die(f, path);
+        bloom_sync_or_die(f, path);
     else
-        save_or_die(f, path);
+        bloom_save_or_die(f, path);
     /* Closed before the lock goes: the next writer's open in place needs the
      * file's writer lock (sketch/bloom.h) free. */
     sk_bloom_free(f);
@@ -606,12 +517,12 @@ static int check_lines(void *ctx, const char *data, size_t len)
 static int bloom_check(int argc, char **argv)
 {
     struct bloom_options o;
-    int first = parse_bloom_options("bloom check", check_usage, "+:f:d:wvchRJ", argc, argv, &o);
+    int first = parse_bloom_options("bloom check", check_usage, "+:f:d:wvchRJL:", argc, argv, &o);
     if (first >= argc)
         die_usage("bloom check", "missing FILE");
     struct checker c = {0};
     /* Mapped: checking a few items reads a few pages of a large filter. */
-    c.filter = open_or_die(argv[first], SK_BLOOM_MAP);
+    c.filter = bloom_open_or_die(argv[first], SK_BLOOM_MAP);
     c.fields = &o.fields;
     c.invert = o.invert;
     c.count_only = o.count_only;
@@ -651,7 +562,7 @@ static int bloom_info(int argc, char **argv)
         die_usage("bloom info", "missing FILE");
     if (first + 1 < argc)
         die_usage("bloom info", "one FILE at a time");
-    sk_bloom *f = open_or_die(argv[first], SK_BLOOM_MAP | (o.verify ? SK_BLOOM_VERIFY : 0));
+    sk_bloom *f = bloom_open_or_die(argv[first], SK_BLOOM_MAP | (o.verify ? SK_BLOOM_VERIFY : 0));
     struct report r;
     report_begin(&r, stdout, o.json);
     sk_bloom_info info = report_shape(&r, f);
@@ -691,9 +602,9 @@ static int bloom_merge(int argc, char **argv)
      * may be one of the inputs, has been created to be locked. */
     require_readable(argv + first, argc - first);
     int exists, lock = lock_for_writing(o.output, 1, &exists);
-    sk_bloom *result = open_or_die(argv[first], SK_BLOOM_VERIFY);
+    sk_bloom *result = bloom_open_or_die(argv[first], SK_BLOOM_VERIFY);
     for (int i = first + 1; i < argc; i++) {
-        sk_bloom *f = open_or_die(argv[i], SK_BLOOM_VERIFY);
+        sk_bloom *f = bloom_open_or_die(argv[i], SK_BLOOM_VERIFY);
         int rc = o.intersect ? sk_bloom_intersect(result, f) : sk_bloom_merge(result, f);
         sk_bloom_free(f);
         if (rc != SK_OK)
@@ -704,7 +615,7 @@ static int bloom_merge(int argc, char **argv)
         if (rc != SK_OK)
             die("%s: %s", argv[i], sk_strerror(rc));
     }
-    save_or_die(result, o.output);
+    bloom_save_or_die(result, o.output);
     unlock_file(lock);
     sk_bloom_free(result);
     return EXIT_OK;

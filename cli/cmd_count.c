@@ -54,13 +54,17 @@ static const char count_usage[] =
     "      --csv           print CSV with a header line (window, fieldN..., count)\n"
     "                      instead of tabs; --json prints a JSON array\n"
     "      --raw           read gzip, zstd or xz input as it is, not decompressed\n"
+    "      --max-line-length BYTES\n"
+    "                      a longer line is an error, exit 2 (default 256M; K, M\n"
+    "                      and G are KiB, MiB and GiB)\n"
     "      --no-wait       fail (exit 2) instead of waiting while another command\n"
     "                      writes the -o FILE\n"
     "  -h, --help          show this help\n"
     "\n"
     "A line is every byte up to a newline; bytes are compared exactly. gzip,\n"
     "zstd and xz input (FILEs and standard input) is recognized by its first\n"
-    "bytes and decompressed as it is read.\n"
+    "bytes and decompressed as it is read. A FILE cut short while it is read is\n"
+    "an error: no count is printed.\n"
     "Examples:\n"
     "  sketch count -f 1 -d ' ' access.log.1 access.log.2.gz   # distinct clients\n"
     "  sketch count -d ' ' -f 1 --by 7 access.log     # distinct clients per path\n"
@@ -221,11 +225,13 @@ int cmd_count(int argc, char **argv)
         {"top", required_argument, NULL, 'K'},
         {"csv", no_argument, NULL, 'C'},
         {"raw", no_argument, NULL, 'R'},
+        {"max-line-length", required_argument, NULL, 'L'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, OPTION_VERSION},
         {NULL, 0, NULL, 0}};
     struct count_cli cli = {.opt = {SK_HLL_DEFAULT_PRECISION, {0, '\t', 0}}};
-    const struct cli_spec spec = {"count", count_usage, ":p:f:d:wo:j:vhWRJPB:T:E:S:K:C", longopts};
+    const struct cli_spec spec = {"count", count_usage, ":p:f:d:wo:j:vhWRJPB:T:E:S:K:CL:",
+                                  longopts};
     int operands = parse_options(&spec, argc, argv, count_option, &cli);
     if (cli.per_file && cli.json)
         die_usage("count", "--per-file prints a line per file, --json one object: not both");

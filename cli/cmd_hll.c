@@ -55,9 +55,13 @@ static const char add_usage[] =
     "                      existing FILE it must match\n"
     "  -r, --redis         create FILE as a Redis HyperLogLog string (precision 14)\n"
     "      --raw           read gzip, zstd or xz input as it is, not decompressed\n"
+    "      --max-line-length BYTES\n"
+    "                      a longer line is an error (default 256M; K, M and G\n"
+    "                      are KiB, MiB and GiB)\n"
     "      --no-wait       fail (exit 2) instead of waiting while another command\n"
     "                      writes the file\n"
     "  -h, --help          show this help\n"
+    "FILE must be a regular file (or not exist yet): it is read and written back.\n"
     "Several commands may add to one FILE at once: each waits for the one before.\n"
     "Example:\n"
     "  sketch hll add visitors.skh alice bob carol\n"
@@ -166,6 +170,7 @@ static int parse_hll_options(const char *cmd, const char *usage, const char *opt
         {"prefix", required_argument, NULL, 'X'},
         {"no-wait", no_argument, NULL, 'W'},
         {"raw", no_argument, NULL, 'R'},
+        {"max-line-length", required_argument, NULL, 'L'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, OPTION_VERSION},
         {NULL, 0, NULL, 0}};
@@ -188,10 +193,11 @@ static int add_lines(void *ctx, const char *data, size_t len)
 static int hll_add(int argc, char **argv)
 {
     struct hll_options opt;
-    int first = parse_hll_options("hll add", add_usage, "+:p:rhWR", argc, argv, &opt);
+    int first = parse_hll_options("hll add", add_usage, "+:p:rhWRL:", argc, argv, &opt);
     if (first >= argc)
         die_usage("hll add", "missing FILE");
     const char *path = argv[first];
+    require_regular_file(path);
     sk_hll_format format = opt.redis ? SK_HLL_REDIS : SK_HLL_NATIVE;
     sk_hll *h;
     int exists;
@@ -396,6 +402,8 @@ static int hll_fold(int argc, char **argv)
         die_usage("hll fold", "one FILE at a time");
     const char *path = argv[first];
     const char *out = opt.output != NULL ? opt.output : path;
+    if (out == path)
+        require_regular_file(path);
     int exists;
     int lock = lock_for_writing(out, out != path, &exists);
     sk_hll_format format;

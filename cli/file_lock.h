@@ -15,7 +15,8 @@
 /* Locks path for writing and returns the descriptor that holds the lock
  * (-1 for "-", a device or a FIFO, which are written through and not
  * locked); dies
- * on error. With create, a missing file is created empty to be locked.
+ * on error. With create, a missing file is created empty to be locked (for
+ * a symbolic link to nothing, the file it names, keeping the link).
  * *exists tells whether a sketch or filter was there before: 0 if this
  * call created the file, if it is empty (created by another writer to lock,
  * and not yet written), or for a device or FIFO. */

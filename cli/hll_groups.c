@@ -21,6 +21,10 @@
 
 int is_group_file(const char *path)
 {
+    size_t len;
+    const uint8_t *stream = stream_contents(path, &len);
+    if (stream != NULL)
+        return len >= 4 && memcmp(stream, GROUP_MAGIC, 4) == 0;
     char head[4];
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -33,7 +37,10 @@ int is_group_file(const char *path)
 static sk_hll_map *load_one(const char *path)
 {
     sk_hll_map *m;
-    int rc = sk_hll_map_load(&m, path, NULL);
+    size_t len;
+    const uint8_t *stream = stream_contents(path, &len);
+    int rc = stream != NULL ? sk_hll_map_deserialize(&m, stream, len, NULL)
+                            : sk_hll_map_load(&m, path, NULL);
     if (rc == SK_EIO)
         die("%s: %s", path, strerror(errno));
     if (rc == SK_ENOMEM)

@@ -3,12 +3,11 @@
 #include "lines.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,161 +23,24 @@
 #define RANGE_SIZE (32ull << 20)
 #endif
 
-/* Standard input, or a path checked now and opened when its turn comes. */
-struct input *inputs_open(char **paths, int count, int *opened)
-{
-    static char *stdin_only[] = {"-"};
-    if (count == 0) {
-        paths = stdin_only;
-        count = 1;
-    }
-    struct input *inputs = calloc((size_t)count, sizeof *inputs);
-    if (inputs == NULL)
-        die("out of memory");
-    for (int i = 0; i < count; i++) {
-        struct input *in = &inputs[i];
-        in->name = paths[i];
-        in->fd = -1;
-        struct stat st;
-        if (strcmp(paths[i], "-") == 0) {
-            in->fd = STDIN_FILENO;
-            if (fstat(in->fd, &st) != 0)
-                die("-: %s", strerror(errno));
-        } else if (stat(paths[i], &st) != 0 || access(paths[i], R_OK) != 0) {
-            die("%s: %s", paths[i], strerror(errno));
-        }
-        if (S_ISDIR(st.st_mode))
-            die("%s: is a directory", paths[i]);
-        /* procfs and similar files say 0 bytes and hold more: they are
-         * read as streams, to their end. */
-        in->seekable = S_ISREG(st.st_mode) && st.st_size > 0;
-        in->size = in->seekable ? (uint64_t)st.st_size : 0;
-        if (in->seekable && in->fd == STDIN_FILENO) {
-            /* A redirected standard input may already have been partly read. */
-            off_t at = lseek(in->fd, 0, SEEK_CUR);
-            in->start = at > 0 && (uint64_t)at < in->size ? (uint64_t)at : 0;
-            if (at > 0 && (uint64_t)at >= in->size)
-                in->start = in->size;
-        } else if (!in->seekable) {
-            /* A stream named twice ("- -") is read once: as with cat, the
-             * second time finds it at its end. */
-            for (int j = 0; j < i; j++)
-                if (!inputs[j].seekable && inputs[j].dev == st.st_dev &&
-                    inputs[j].ino == st.st_ino)
-                    in->skip = 1;
-        }
-        in->dev = st.st_dev;
-        in->ino = st.st_ino;
-    }
-    *opened = count;
-    return inputs;
-}
-
 /* What was wrong with the compressed input that failed, for EBADMSG. */
 static const char *_Atomic decode_error;
+/* The number of the line too long, for LINES_ETOOLONG. */
+static uint64_t long_line_number;
 
 const char *lines_strerror(int err)
 {
+    static char too_long[128];
+    if (err == LINES_ETOOLONG) {
+        snprintf(too_long, sizeof too_long, "line %llu is longer than %llu bytes "
+                 "(--max-line-length)", (unsigned long long)long_line_number,
+                 (unsigned long long)option_max_line);
+        return too_long;
+    }
+    if (err == LINES_ESHRUNK)
+        return CHANGED_WHILE_READ;
     const char *what = atomic_load(&decode_error);
     return err == EBADMSG && what != NULL ? what : strerror(err);
-}
-
-/* Reads the first bytes of a stream (a short read is not its end). */
-static ssize_t read_head(int fd, unsigned char *head, size_t len)
-{
-    size_t have = 0;
-    while (have < len) {
-        ssize_t n = read(fd, head + have, len - have);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return -1;
-        if (n == 0)
-            break;
-        have += (size_t)n;
-    }
-    return (ssize_t)have;
-}
-
-/* Tells a compressed input by its first bytes and sets up its decoder. */
-static int detect_codec(struct input *in)
-{
-    ssize_t n = in->seekable ? pread(in->fd, in->head, sizeof in->head, (off_t)in->start)
-                             : read_head(in->fd, in->head, sizeof in->head);
-    if (n < 0)
-        return errno;
-    enum codec codec = codec_detect(in->head, (size_t)n);
-    if (codec == CODEC_NONE) {
-        /* A stream gives its first bytes back from head. */
-        in->head_len = in->seekable ? 0 : (size_t)n;
-        return 0;
-    }
-    /* The decoder reads on from where the input starts, in order; its
-     * thread must not start before the file stands there. */
-    if (in->seekable && lseek(in->fd, (off_t)in->start, SEEK_SET) < 0)
-        return errno;
-    in->decoder = in->seekable ? decoder_new(codec, in->fd, NULL, 0)
-                               : decoder_new(codec, in->fd, in->head, (size_t)n);
-    if (in->decoder == NULL || decoder_start_thread(in->decoder) != 0)
-        return ENOMEM;
-    in->seekable = 0;
-    return 0;
-}
-
-/* Opens a path for its turn; its size is what it is now. errno on failure. */
-static int input_start(struct input *in)
-{
-    if (in->started || in->skip)
-        return 0;
-    in->started = 1;
-    if (in->fd < 0) {
-        in->fd = open(in->name, O_RDONLY | O_CLOEXEC);
-        struct stat st;
-        if (in->fd < 0 || fstat(in->fd, &st) != 0)
-            return errno;
-        in->seekable = S_ISREG(st.st_mode) && st.st_size > 0;
-        in->size = in->seekable ? (uint64_t)st.st_size : 0;
-        if (in->seekable)
-            posix_fadvise(in->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-    }
-    return option_raw ? 0 : detect_codec(in);
-}
-
-static void input_end(struct input *in)
-{
-    if (in->fd >= 0 && in->fd != STDIN_FILENO)
-        close(in->fd);
-    in->fd = -1;
-    decoder_free(in->decoder);
-    in->decoder = NULL;
-}
-
-int inputs_interactive(const struct input *inputs, int count)
-{
-    for (int i = 0; i < count; i++)
-        if (inputs[i].fd == STDIN_FILENO && isatty(STDIN_FILENO))
-            return 1;
-    return 0;
-}
-
-void inputs_close(struct input *inputs, int count)
-{
-    for (int i = 0; i < count; i++)
-        input_end(&inputs[i]);
-    free(inputs);
-}
-
-/* How many inputs are open at once: half the descriptors this process may
- * have beyond a reserve for everything else, so that any number of FILEs
- * can be read under any `ulimit -n`. */
-static int open_at_once(void)
-{
-    struct rlimit rl;
-    long limit = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
-                     ? (long)rl.rlim_cur
-                     : 1024;
-    long n = (limit - 16) / 2;
-    return n < 1 ? 1 : n > 256 ? 256 : (int)n;
 }
 
 int cpu_count(void)
@@ -190,6 +52,8 @@ int cpu_count(void)
 struct range {
     struct input *input;
     uint64_t start, end; /* end == UINT64_MAX: to the end of the stream */
+    uint64_t newlines;   /* of a stream: the lines passed on, to number a line */
+    uint64_t long_line;  /* the number of the line that was too long */
 };
 
 struct reader {
@@ -228,6 +92,76 @@ static size_t find_newline(const char *data, size_t from, size_t len)
     return nl != NULL ? (size_t)(nl - data) : len;
 }
 
+/* Streams count every '\n' they pass on, so this runs over all their bytes:
+ * byte counters summed every 255 vectors go at memory speed, where a mask
+ * and a popcount per 64 bytes would slow a stream by a quarter. */
+static uint64_t count_newlines(const char *p, size_t len)
+{
+    uint64_t n = 0;
+    size_t i = 0;
+#ifdef __SSE2__
+    const __m128i nl = _mm_set1_epi8('\n'), zero = _mm_setzero_si128();
+    while (len - i >= 16) {
+        __m128i counts = zero;
+        for (int k = 0; k < 255 && len - i >= 16; k++, i += 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+            counts = _mm_sub_epi8(counts, _mm_cmpeq_epi8(v, nl));
+        }
+        __m128i sums = _mm_sad_epu8(counts, zero);
+        n += (uint64_t)_mm_cvtsi128_si32(sums) + (uint64_t)_mm_extract_epi16(sums, 4);
+    }
+#endif
+    for (; i < len; i++)
+        n += p[i] == '\n';
+    return n;
+}
+
+/* Fails the range on the line that starts at file offset `at`, numbered
+ * from where the input starts: a regular file is read again up to it,
+ * since its lines before are spread over other threads' ranges. */
+static int too_long(struct range *r, uint64_t at)
+{
+    struct input *in = r->input;
+    uint64_t newlines = r->newlines;
+    if (in->seekable) {
+        char buf[1 << 16];
+        newlines = 0;
+        for (uint64_t pos = in->start; pos < at;) {
+            size_t want = at - pos < sizeof buf ? (size_t)(at - pos) : sizeof buf;
+            ssize_t n = pread(in->fd, buf, want, (off_t)pos);
+            if (n <= 0)
+                break;
+            newlines += count_newlines(buf, (size_t)n);
+            pos += (uint64_t)n;
+        }
+    }
+    r->long_line = newlines + 1;
+    return LINES_ETOOLONG;
+}
+
+/* Passes the whole lines of buf[from..upto) to fn, if none of them is
+ * longer than option_max_line; else those before it, then fails on it.
+ * buf[0] is at file offset base. */
+static int pass_lines(struct range *r, const char *buf, size_t from, size_t upto,
+                      uint64_t base, lines_fn fn, void *ctx)
+{
+    /* Each line that ends in buf[s..s + max] is short enough: jump past
+     * the last '\n' there, which for short lines memrchr finds at once. */
+    size_t max = (size_t)option_max_line, s = from;
+    while (upto - s > max + 1) {
+        const char *nl = memrchr(buf + s, '\n', max + 1);
+        if (nl == NULL)
+            break;
+        s = (size_t)(nl - buf) + 1;
+    }
+    size_t end = upto - s > max + 1 ? s : upto;
+    if (end > from && fn(ctx, buf + from, end - from) != 0)
+        return ECANCELED;
+    if (r->end == UINT64_MAX)
+        r->newlines += count_newlines(buf + from, end - from);
+    return end < upto ? too_long(r, base + end) : 0;
+}
+
 /* Reads the lines that start in [r->start, r->end): the first one begins at
  * r->start if that is where the input starts or the byte before it ends a
  * line, else after the next '\n'; the
@@ -252,17 +186,27 @@ static int read_range(struct range *r, struct reader *rd, lines_fn fn, void *ctx
     }
     for (;;) {
         if (have == rd->cap) {
-            /* One line fills the whole buffer: make room for more of it. */
-            char *grown = realloc(rd->buf, rd->cap * 2);
+            /* One line fills the whole buffer: make room for more of it, up
+             * to the longest line allowed and its '\n' (the line is not
+             * longer yet: see below). */
+            size_t cap = rd->cap * 2 < option_max_line + 1 ? rd->cap * 2
+                                                           : (size_t)option_max_line + 1;
+            char *grown = realloc(rd->buf, cap);
             if (grown == NULL)
                 return ENOMEM;
             rd->buf = grown;
-            rd->cap *= 2;
+            rd->cap = cap;
         }
         ssize_t n = read_at(in, rd->buf + have, rd->cap - have, base + have);
         if (n < 0)
             return errno;
         if (n == 0) {
+            /* Short of the size the file had at open: it shrank. Files that
+             * claim more than they hold (sysfs) still claim it. */
+            struct stat st;
+            if (in->seekable && base + have < in->size &&
+                (fstat(in->fd, &st) != 0 || (uint64_t)st.st_size < in->size))
+                return LINES_ESHRUNK;
             if (!skipping && have > 0 && fn(ctx, rd->buf, have) != 0)
                 return ECANCELED;
             return 0;
@@ -287,16 +231,20 @@ static int read_range(struct range *r, struct reader *rd, lines_fn fn, void *ctx
             size_t at = (size_t)(r->end - 1 - base);
             size_t nl = find_newline(rd->buf, at > clean ? at : clean, have);
             if (nl < have)
-                return fn(ctx, rd->buf + from, nl + 1 - from) != 0 ? ECANCELED : 0;
+                return pass_lines(r, rd->buf, from, nl + 1, base, fn, ctx);
         }
         size_t search = clean > from ? clean : from;
         const char *last_nl = memrchr(rd->buf + search, '\n', have - search);
         if (last_nl != NULL) {
             size_t upto = (size_t)(last_nl - rd->buf) + 1;
-            if (fn(ctx, rd->buf + from, upto - from) != 0)
-                return ECANCELED;
+            int err = pass_lines(r, rd->buf, from, upto, base, fn, ctx);
+            if (err != 0)
+                return err;
             from = upto;
         }
+        /* The line being gathered is already too long: no need to read on. */
+        if (have - from > option_max_line)
+            return too_long(r, base + from);
         if (from > 0)
             memmove(rd->buf, rd->buf + from, have - from);
         base += from;
@@ -366,13 +314,15 @@ static void cut_ranges(struct pool *pool, struct input *inputs, int count)
         if (inputs[i].skip)
             continue;
         if (!inputs[i].seekable) {
-            pool->ranges[pool->range_count++] = (struct range){&inputs[i], 0, UINT64_MAX};
+            pool->ranges[pool->range_count++] =
+                (struct range){.input = &inputs[i], .start = 0, .end = UINT64_MAX};
             continue;
         }
         uint64_t size = inputs[i].size, first = inputs[i].start;
         for (uint64_t start = first; start < size || start == first; start += RANGE_SIZE) {
             uint64_t end = size - start > RANGE_SIZE ? start + RANGE_SIZE : size;
-            pool->ranges[pool->range_count++] = (struct range){&inputs[i], start, end};
+            pool->ranges[pool->range_count++] =
+                (struct range){.input = &inputs[i], .start = start, .end = end};
             if (end == size)
                 break;
         }
@@ -411,7 +361,7 @@ static void run_pool(struct pool *pool, int threads, pthread_t *tids, struct wor
         pthread_join(tids[t], NULL);
 }
 
-/* The inputs are read in batches of open_at_once(), each opened when its
+/* The inputs are read in batches of inputs_at_once(), each opened when its
  * batch begins and closed when it ends; within a batch, ranges of all its
  * inputs are read in parallel. */
 int lines_read_parallel(struct input *inputs, int count, int threads,
@@ -427,7 +377,7 @@ int lines_read_parallel(struct input *inputs, int count, int threads,
         threads = cpu_count();
     if ((size_t)threads > total_ranges)
         threads = total_ranges > 0 ? (int)total_ranges : 1;
-    int batch = open_at_once();
+    int batch = inputs_at_once();
     pool.init = init;
     pool.shared = shared;
     pool.fn = fn;
@@ -461,8 +411,11 @@ int lines_read_parallel(struct input *inputs, int count, int threads,
             cut_ranges(&pool, inputs + from, n);
             run_pool(&pool, threads, tids, args);
             err = atomic_load(&pool.error);
+            const struct range *failed = &pool.ranges[atomic_load(&pool.failed_range)];
             if (err != 0)
-                *failed_input = pool.ranges[atomic_load(&pool.failed_range)].input->name;
+                *failed_input = failed->input->name;
+            if (err == LINES_ETOOLONG)
+                long_line_number = failed->long_line;
         }
         free(pool.ranges);
         for (int i = from; i < from + n; i++)

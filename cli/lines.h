@@ -1,18 +1,19 @@
 /*
  * lines.h: reading lines from files and streams at disk speed.
  *
- * Inputs are checked up front (they exist, can be read, are not
- * directories), so that a missing file is reported before any work starts,
- * and opened in batches as reading reaches them, so that any number of them
- * can be read under any limit of open files. Regular files are cut into byte
- * ranges that worker threads read with pread, each owning the lines that
- * start inside its range; pipes, terminals and files that claim no size
- * (procfs) are one range read sequentially to their end. A consumer receives blocks
- * of whole lines, not single lines, so that its per-line loop stays tight.
+ * The inputs (inputs.h) are read a batch at a time. Regular files are cut
+ * into byte ranges that worker threads read with pread, each owning the
+ * lines that start inside its range; pipes, terminals and files that claim
+ * no size (procfs) are one range read sequentially to their end. A consumer
+ * receives blocks of whole lines, not single lines, so that its per-line
+ * loop stays tight.
  *
  * A line is every byte up to a '\n' (not included); bytes are passed through
- * untouched, NULs and '\r' included; a last line without '\n' counts; lines
- * may be of any length that fits in memory.
+ * untouched, NULs and '\r' included; a last line without '\n' counts; a line
+ * longer than option_max_line (--max-line-length, util.h) is an error, so a
+ * reading thread holds at most that much of one line, whatever the input
+ * (/dev/zero, a decompression bomb). A regular file that ends before the
+ * size it had when it was opened shrank while it was read: an error too.
  */
 #ifndef SKETCH_CLI_LINES_H
 #define SKETCH_CLI_LINES_H
@@ -25,36 +26,17 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "decompress.h"
+#include "inputs.h"
 #include "util.h"
 
-struct input {
-    const char *name; /* as given; "-" is standard input */
-    int fd;           /* -1 until its batch is read */
-    int seekable;     /* a regular file that says its size, read with pread in ranges */
-    uint64_t start;   /* where reading begins: 0, or where standard input stands */
-    uint64_t size;    /* bytes, when seekable */
-    int skip;         /* the same stream named again: already read to its end */
-    dev_t dev;
-    ino_t ino;
-    int started;              /* opened, and its compression told */
-    struct decoder *decoder;  /* compressed input (decompress.h), or NULL */
-    unsigned char head[CODEC_MAGIC_MAX]; /* first bytes of a plain stream, */
-    size_t head_len, head_pos;           /* read to tell its codec */
-};
 
-/* The message for an error that reading returned: strerror, or what was
- * wrong with compressed data. */
+/* Errors of reading that are no errno value: a line longer than
+ * option_max_line, and a regular file that shrank while it was read. */
+enum { LINES_ETOOLONG = -1000, LINES_ESHRUNK = -1001 };
+
+/* The message for an error that reading returned: strerror, what was
+ * wrong with compressed data, or which line was too long. */
 const char *lines_strerror(int err);
-
-/* Checks every path ("-" for standard input) or dies naming the first that
- * cannot be read. With no paths, reads standard input. */
-struct input *inputs_open(char **paths, int count, int *opened);
-void inputs_close(struct input *inputs, int count);
-
-/* Whether one of the inputs is standard input at an interactive terminal:
- * no progress bar is drawn over what a person types. */
-int inputs_interactive(const struct input *inputs, int count);
 
 /* Called with data[0..len) holding one or more whole lines, each ending in
  * '\n' except perhaps the very last line of an input. Returns 0 to go on. */

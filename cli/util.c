@@ -18,6 +18,7 @@
 
 int option_no_wait;
 int option_raw;
+uint64_t option_max_line = DEFAULT_MAX_LINE;
 
 /* The subcommand running ("bloom add"), for the prefix of its messages. */
 static const char *current_command;
@@ -129,6 +130,11 @@ int parse_options(const struct cli_spec *spec, int argc, char **argv,
             *(c == 'W' ? &option_no_wait : &option_raw) = 1;
             continue;
         }
+        if (c == 'L') { /* --max-line-length: see util.h */
+            unsigned long long most = SIZE_MAX / 4 < MAX_LINE_LIMIT ? SIZE_MAX / 4 : MAX_LINE_LIMIT;
+            option_max_line = parse_bytes(optarg, "--max-line-length", 1, most);
+            continue;
+        }
         handle(ctx, c, optarg, long_name);
     }
     return optind;
@@ -158,6 +164,26 @@ unsigned long long parse_uint(const char *text, const char *what,
     return value;
 }
 
+unsigned long long parse_bytes(const char *text, const char *what,
+                               unsigned long long min, unsigned long long max)
+{
+    size_t len = strlen(text);
+    unsigned shift = 0;
+    if (len > 0 && strchr("kKmMgG", text[len - 1]) != NULL) {
+        char unit = text[len - 1];
+        shift = unit == 'k' || unit == 'K' ? 10 : unit == 'm' || unit == 'M' ? 20 : 30;
+        len--;
+    }
+    unsigned long long value = 0;
+    int ok = len > 0 && len <= 19 && strspn(text, "0123456789") >= len;
+    for (size_t i = 0; ok && i < len; i++)
+        value = value * 10 + (unsigned long long)(text[i] - '0');
+    if (!ok || value > (max >> shift) || (value << shift) < min)
+        die("%s must be a number of bytes from %llu to %llu, or with K, M or G (KiB, MiB, "
+            "GiB), not '%s'", what, min, max, text);
+    return value << shift;
+}
+
 unsigned parse_precision(const char *text)
 {
     return (unsigned)parse_uint(text, "precision", SK_HLL_MIN_PRECISION,
@@ -169,6 +195,13 @@ void require_readable(char **paths, int count)
     for (int i = 0; i < count; i++)
         if (access(paths[i], R_OK) != 0)
             die("%s: %s", paths[i], strerror(errno));
+}
+
+void require_regular_file(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        die("%s: %s", path, S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file");
 }
 
 /* The size a file claims, or 0. */
@@ -221,20 +254,12 @@ void progress_finish(struct progress *p)
         fputs("\r\033[K", stderr);
 }
 
-const char *file_hint(const char *path)
+/* The hint for a file that starts with head[0..n) and ends with last. */
+static const char *hint_for(const unsigned char *head, size_t n, unsigned char last)
 {
-    unsigned char head[CODEC_MAGIC_MAX], last = 0;
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
+    if (n == 0)
         return "";
-    ssize_t n = read(fd, head, sizeof head);
-    off_t end = lseek(fd, 0, SEEK_END);
-    if (end > 0 && pread(fd, &last, 1, end - 1) != 1)
-        last = 0;
-    close(fd);
-    if (n <= 0)
-        return "";
-    enum codec codec = codec_detect(head, (size_t)n);
+    enum codec codec = codec_detect(head, n);
     if (codec == CODEC_GZIP)
         return " (it is gzip-compressed: decompress it first)";
     if (codec == CODEC_ZSTD)
@@ -250,10 +275,109 @@ const char *file_hint(const char *path)
     return "";
 }
 
+/* Streams read by stream_contents, which a second look (a hint, a second
+ * load of the same name) finds here. */
+struct stream_file {
+    char *path;
+    uint8_t *data;
+    size_t len;
+    struct stream_file *next;
+};
+static struct stream_file *streams;
+
+static const struct stream_file *stream_read_before(const char *path)
+{
+    for (const struct stream_file *s = streams; s != NULL; s = s->next)
+        if (strcmp(s->path, path) == 0)
+            return s;
+    return NULL;
+}
+
+const char *file_hint(const char *path)
+{
+    const struct stream_file *s = stream_read_before(path);
+    if (s != NULL) {
+        size_t n = s->len < CODEC_MAGIC_MAX ? s->len : CODEC_MAGIC_MAX;
+        return hint_for(s->data, n, s->len > 0 ? s->data[s->len - 1] : 0);
+    }
+    unsigned char head[CODEC_MAGIC_MAX], last = 0;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return "";
+    ssize_t n = read(fd, head, sizeof head);
+    off_t end = lseek(fd, 0, SEEK_END);
+    if (end > 0 && pread(fd, &last, 1, end - 1) != 1)
+        last = 0;
+    close(fd);
+    return n > 0 ? hint_for(head, (size_t)n, last) : "";
+}
+
+/* A group file from a stream is held whole: more than this is refused
+ * rather than read until memory runs out (an endless stream that starts
+ * like one). */
+#define STREAM_GROUPS_MAX ((size_t)1 << 30)
+
+const uint8_t *stream_contents(const char *path, size_t *len)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
+        return NULL;
+    const struct stream_file *known = stream_read_before(path);
+    if (known != NULL) {
+        *len = known->len;
+        return known->data;
+    }
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        die("%s: %s", path, strerror(errno));
+    size_t cap = 1 << 16, used = 0, max = STREAM_GROUPS_MAX;
+    uint8_t *data = malloc(cap);
+    for (;;) {
+        if (data == NULL)
+            die("%s: out of memory", path);
+        /* Until its first bytes tell, it may be a group file. */
+        if (used >= 4)
+            max = memcmp(data, "SKHG", 4) == 0 ? STREAM_GROUPS_MAX : SK_HLL_MAX_SERIALIZED_SIZE;
+        if (used > max && max == STREAM_GROUPS_MAX)
+            die("%s: a group file from a pipe or device is read into memory, at most 1 GiB; "
+                "save it to a file first", path);
+        if (used > max)
+            die("%s: too large to be a HyperLogLog sketch", path);
+        if (used == cap) {
+            cap = cap * 2 < max + 1 ? cap * 2 : max + 1;
+            uint8_t *grown = realloc(data, cap);
+            if (grown == NULL)
+                free(data);
+            data = grown;
+            continue;
+        }
+        ssize_t n = read(fd, data + used, cap - used);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            die("%s: %s", path, strerror(errno));
+        if (n == 0)
+            break;
+        used += (size_t)n;
+    }
+    close(fd);
+    struct stream_file *s = malloc(sizeof *s);
+    char *name = strdup(path);
+    if (s == NULL || name == NULL)
+        die("out of memory");
+    *s = (struct stream_file){name, data, used, streams};
+    streams = s;
+    *len = used;
+    return data;
+}
+
 sk_hll *load_hll_or_die(const char *path, sk_hll_format *format)
 {
     sk_hll *h;
-    int rc = sk_hll_load(&h, path, format, NULL);
+    size_t len;
+    const uint8_t *stream = stream_contents(path, &len);
+    int rc = stream != NULL ? sk_hll_deserialize(&h, stream, len, format, NULL)
+                            : sk_hll_load(&h, path, format, NULL);
     if (rc == SK_EIO)
         die("%s: %s", path, strerror(errno));
     if (rc == SK_ETRUNCATED && path_size(path) > SK_HLL_MAX_SERIALIZED_SIZE)

@@ -38,6 +38,13 @@ extern int option_no_wait;
 /* --raw, taken by the subcommands that read lines (the code 'R'): gzip,
  * zstd and xz input is read as its bytes, not decompressed (lines.h). */
 extern int option_raw;
+/* --max-line-length BYTES, taken by the subcommands that read lines (the
+ * code 'L'): a longer line is an error (lines.h), so that one endless line
+ * (/dev/zero, a decompression bomb) cannot take all memory. The default is
+ * in every such subcommand's --help, as "default 256M". */
+#define DEFAULT_MAX_LINE (256ull << 20)
+#define MAX_LINE_LIMIT (1ull << 40)
+extern uint64_t option_max_line;
 /* The code of --version in every subcommand's table of long options. */
 #define OPTION_VERSION 0x100
 struct cli_spec {
@@ -62,11 +69,24 @@ int parse_options(const struct cli_spec *spec, int argc, char **argv,
 unsigned long long parse_uint(const char *text, const char *what,
                               unsigned long long min, unsigned long long max);
 
+/* Parses a number of bytes in [min, max], "1000" or with K, M or G for
+ * KiB, MiB, GiB ("256M"), or dies naming the option. */
+unsigned long long parse_bytes(const char *text, const char *what,
+                               unsigned long long min, unsigned long long max);
+
 /* Parses -p: an integer from 4 to 18. */
 unsigned parse_precision(const char *text);
 
 /* Dies naming the first of the paths that cannot be read. */
 void require_readable(char **paths, int count);
+
+/* Dies if path exists and is not a regular file: a file that is mapped, or
+ * read and written back, cannot be a FIFO (opening one would wait for a
+ * writer), a device or a directory. */
+void require_regular_file(const char *path);
+
+/* What a file that shrank or was rewritten while it was read says. */
+#define CHANGED_WHILE_READ "changed while being read (truncated or rewritten in place)"
 
 /* A progress bar on stderr, drawn only when stderr is a terminal. */
 struct progress {
@@ -82,6 +102,14 @@ void progress_finish(struct progress *p);
  * reason in a message: compressed, or a Redis string with the newline
  * redis-cli --raw adds; "" when there is none. */
 const char *file_hint(const char *path);
+
+/* The bytes of a sketch or group file that is not a regular file (a pipe,
+ * /dev/stdin, <(...), a device), read whole on the first call and kept,
+ * since a stream cannot be read again from its start; NULL for a regular
+ * file, a directory or a path that does not exist, which are opened by
+ * name. Dies if the stream cannot be read or holds more than any sketch
+ * (SK_HLL_MAX_SERIALIZED_SIZE) or, for a group file, 1 GiB. */
+const uint8_t *stream_contents(const char *path, size_t *len);
 
 /* Loads a sketch file in either format, or dies with a one-line message. */
 sk_hll *load_hll_or_die(const char *path, sk_hll_format *format);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_lines.c: the command's input reader (cli/lines.c) on any bytes.
  *
@@ -10,11 +11,14 @@
  * must split every block the same way.
  *
  * The first input byte is a control byte: the thread count, which of the
- * two ways run, and whether compressed input is decompressed (as without
- * --raw). Input that then starts like gzip, zstd or xz goes through the
- * decoders, which must end in its lines or a clean error, never a crash;
- * any other input must still give its exact lines (a stream's first bytes,
- * read to tell its codec, are given back).
+ * two ways run, whether compressed input is decompressed (as without
+ * --raw), and a line length limit of a few bytes (--max-line-length) or
+ * the default. Input that then starts like gzip, zstd or xz goes through
+ * the decoders, which must end in its lines or a clean error, never a
+ * crash; any other input must still give its exact lines (a stream's first
+ * bytes, read to tell its codec, are given back), or, when a line is
+ * longer than the limit, the error naming a line that is (the first one,
+ * when one thread reads in order).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -97,8 +101,21 @@ static void *feed(void *arg)
 
 /* Set while the input goes through a decoder: its lines are not compared. */
 static int decoding;
+/* The length of each line of the input, and the first longer than the
+ * limit (from 1; 0: none). */
+static size_t *line_lengths, line_count, first_long;
 
-static struct tally read_all(char *name, int threads)
+/* Checks the line that a LINES_ETOOLONG names. */
+static void check_long_line(int in_order)
+{
+    unsigned long long number = 0;
+    FUZZ_CHECK(sscanf(lines_strerror(LINES_ETOOLONG), "line %llu ", &number) == 1);
+    FUZZ_CHECK(number >= 1 && number <= line_count);
+    FUZZ_CHECK(line_lengths[number - 1] > option_max_line);
+    FUZZ_CHECK(!in_order || number == first_long);
+}
+
+static struct tally read_all(char *name, int threads, int *error)
 {
     int count;
     struct input *in = inputs_open(&name, 1, &count);
@@ -110,7 +127,9 @@ static struct tally read_all(char *name, int threads)
     const char *failed = NULL;
     int err = lines_read_parallel(in, count, threads, tally_for, NULL, on_block, &progress,
                                   &contexts, &used, &failed);
-    FUZZ_CHECK(err == 0 || (decoding && (err == EBADMSG || err == ENOMEM)));
+    FUZZ_CHECK(err == 0 || (decoding && (err == EBADMSG || err == ENOMEM)) ||
+               err == LINES_ETOOLONG);
+    *error = err;
     struct tally total = {0, 0, 0};
     for (int t = 0; t < used; t++) {
         struct tally *one = contexts[t];
@@ -137,24 +156,38 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     unsigned control = data[0];
     data++, size--;
     option_raw = !(control & 16);
+    static const uint64_t limits[4] = {1, 3, 8, 20};
+    option_max_line = control & 32 ? limits[control >> 6] : DEFAULT_MAX_LINE;
     decoding = !option_raw && codec_detect(data, size) != CODEC_NONE;
     signal(SIGPIPE, SIG_IGN); /* a decoder that stops early leaves the pipe unread */
 
     struct tally want = {0, 0, 0};
+    free(line_lengths);
+    line_lengths = malloc((size + 1) * sizeof *line_lengths);
+    FUZZ_CHECK(line_lengths != NULL);
+    line_count = first_long = 0;
     for (size_t at = 0; at < size;) {
         const uint8_t *nl = memchr(data + at, '\n', size - at);
         size_t end = nl != NULL ? (size_t)(nl - data) : size;
         tally_line(&want, (const char *)data + at, end - at);
+        line_lengths[line_count++] = end - at;
+        if (first_long == 0 && end - at > option_max_line)
+            first_long = line_count;
         at = end + 1;
     }
+    int err;
 
     if (!(control & 8)) {
         int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         FUZZ_CHECK(fd >= 0);
         FUZZ_CHECK(write(fd, data, size) == (ssize_t)size);
         close(fd);
-        struct tally got = read_all(path, 1 + (int)(control & 3));
-        FUZZ_CHECK(decoding ||
+        struct tally got = read_all(path, 1 + (int)(control & 3), &err);
+        if (!decoding)
+            FUZZ_CHECK((err == LINES_ETOOLONG) == (first_long != 0));
+        if (err == LINES_ETOOLONG && !decoding)
+            check_long_line((control & 3) == 0);
+        FUZZ_CHECK(decoding || err != 0 ||
                    (got.lines == want.lines && got.bytes == want.bytes && got.sum == want.sum));
     }
     if (!(control & 4)) {
@@ -165,10 +198,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(pthread_create(&writer, NULL, feed, &f) == 0);
         char name[32];
         snprintf(name, sizeof name, "/dev/fd/%d", fds[0]);
-        struct tally got = read_all(name, 1 + (int)(control & 3));
+        struct tally got = read_all(name, 1 + (int)(control & 3), &err);
         close(fds[0]);
         pthread_join(writer, NULL);
-        FUZZ_CHECK(decoding ||
+        if (!decoding)
+            FUZZ_CHECK((err == LINES_ETOOLONG) == (first_long != 0));
+        if (err == LINES_ETOOLONG && !decoding)
+            check_long_line(1);
+        FUZZ_CHECK(decoding || err != 0 ||
                    (got.lines == want.lines && got.bytes == want.bytes && got.sum == want.sum));
     }
     return 0;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * make_seeds.c: writes the seed corpora of the fuzz targets, from real
  * sketches and filters that the library and the module make, plus edge
@@ -367,6 +368,21 @@ static void lines_seeds(void)
             char name[64];
             snprintf(name, sizeof name, "%s-%u", texts[i].name, control);
             seed("lines", name, &control, 1, texts[i].text, texts[i].len);
+        }
+    /* A line length limit (control bit 5, the limit 8 or 3 in bits 6-7):
+     * none of plain's lines is longer than 8, long-line's first is, and
+     * the last line of no-final-newline is longer than 3. */
+    static const struct {
+        size_t text;
+        uint8_t limit;
+    } limited[] = {{0, 32 | 2 << 6}, {4, 32 | 2 << 6}, {1, 32 | 1 << 6}};
+    for (size_t i = 0; i < sizeof limited / sizeof limited[0]; i++)
+        for (uint8_t threads = 0; threads < 4; threads += 3) {
+            uint8_t control = limited[i].limit | threads;
+            char name[64];
+            snprintf(name, sizeof name, "%s-limit-%u", texts[limited[i].text].name, control);
+            seed("lines", name, &control, 1, texts[limited[i].text].text,
+                 texts[limited[i].text].len);
         }
 }
 

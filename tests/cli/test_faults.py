@@ -17,6 +17,7 @@ fails part way through the temporary file.
 Permission denied: root ignores permission bits, so as root the command runs
 as the user nobody (uid 65534) on files that root owns with mode 0600.
 """
+import gzip
 import os
 import pathlib
 import random
@@ -347,6 +348,104 @@ def test_lines_of_many_megabytes(sk, tmp_path):
     sk.ok("bloom", "add", bloom, input=huge[2] + b"\n")
     result = sk.run("bloom", "check", "-c", bloom, input=huge[2] + b"\nshort\n" + huge[0])
     assert result.returncode == 0 and int(result.stdout) == 2
+
+
+def test_a_line_longer_than_the_limit_is_an_error(sk, tmp_path):
+    """--max-line-length BYTES, taken by every command that reads lines: a
+    longer line is an error naming the input and the line's number, exit 2,
+    wherever it is (a last line without a newline, a line past the 32 MB
+    range of the first thread, compressed input, standard input); a line of
+    exactly BYTES is read. /dev/zero, one endless line, stops at the limit
+    instead of taking all memory. --help states the default."""
+    limit = 1000
+    fits = join_lines([b"short", b"x" * limit, b"y"])
+    assert sk.count("--max-line-length", str(limit), input=fits) == 3
+    assert sk.count("--max-line-length", "1K", input=b"x" * 1024) == 1
+    over = join_lines([b"a", b"b", b"c", b"z" * (limit + 1), b"d"])
+    path = tmp_path / "over.txt"
+    path.write_bytes(over)
+    want = "line 4 is longer than 1000 bytes"
+    message = sk.fail("count", "--max-line-length", "1000", path, timeout=60)
+    assert "%s: %s" % (path, want) in message, message
+    assert want in sk.fail("count", "--max-line-length", "1000", input=over, timeout=60)
+    gz = tmp_path / "over.txt.gz"
+    gz.write_bytes(gzip.compress(over))
+    assert "%s: %s" % (gz, want) in sk.fail("count", "--max-line-length", "1000", gz,
+                                              timeout=60)
+    last = tmp_path / "last.txt"
+    last.write_bytes(b"a\n" + b"z" * (limit + 1))
+    assert "%s: line 2 is longer" % last in sk.fail("count", "--max-line-length", "1000",
+                                                    last, timeout=60)
+    # 40 MB of short lines, then the long one: found by the thread whose
+    # range it starts in, and numbered from the start of the file
+    far = tmp_path / "far.txt"
+    short = join_lines(b"%09d" % i for i in range(4 << 20))
+    far.write_bytes(short + b"z" * (limit + 1) + b"\nend\n")
+    message = sk.fail("count", "-j", "2", "--max-line-length", "1000", far, timeout=120)
+    assert "%s: line %d is longer than 1000 bytes" % (far, (4 << 20) + 1) in message
+    # the other readers of lines
+    for args in (["hll", "add", "--max-line-length", "1000", tmp_path / "h.hll"],
+                 ["bloom", "check", "--max-line-length", "1000", tmp_path / "f.bloom"]):
+        if args[0] == "bloom":
+            sk.ok("bloom", "create", "-n", "100", "-p", "0.01", args[-1])
+        assert want in sk.fail(*args, input=over, timeout=60)
+    # an add in place keeps the lines before the long one, and says so
+    message = sk.fail("bloom", "add", "--max-line-length", "1000", tmp_path / "f.bloom",
+                      input=over, timeout=60)
+    assert want in message and "the lines before it were added" in message
+    assert sk.ok("bloom", "check", "-c", tmp_path / "f.bloom", "a", "b", "c").stdout == b"3\n"
+    message = sk.fail("count", "--max-line-length", "1M", "/dev/zero", timeout=60)
+    assert "/dev/zero: line 1 is longer than 1048576 bytes" in message
+    for bad in ("0", "x", "1Q", "-5", ""):
+        assert "max-line-length" in sk.fail("count", "--max-line-length", bad, input=b"a\n")
+    for words in (["count"], ["hll", "add"], ["bloom", "add"], ["bloom", "check"]):
+        text = sk.ok(*words, "--help").stdout.decode()
+        assert "--max-line-length BYTES" in text and "default 256M" in text, words
+
+
+def test_an_add_in_place_on_a_full_disk_says_so(sk, tmp_path):
+    """`bloom add` changes pages of the mapped filter; on a full file system
+    a page that needs a block faults (SIGBUS), which must be reported as
+    "No space left on device", not as a file changed while read. The filter
+    is copied sparse (its zero pages are holes, as cp --sparse=always or
+    rsync -S leave them) onto a 1 MB tmpfs mounted in a mount namespace of
+    its own, which a filler file then fills. Once there is room again the
+    next add finishes, as after a killed add, and the filter verifies."""
+    if shutil.which("unshare") is None:
+        pytest.skip("no unshare")
+    source = tmp_path / "f.bloom"
+    sk.ok("bloom", "create", "-n", "200000", "-p", "0.01", source)
+    items = tmp_path / "items.txt"
+    items.write_bytes(join_lines(b"item-%d" % i for i in range(2000)))
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    script = r"""
+        mount -t tmpfs -o size=1m tmpfs "$1" || exit 77
+        cp --sparse=always "$2" "$1/f.bloom" || exit 78
+        head -c 4m /dev/zero > "$1/fill" 2>/dev/null
+        "$3" bloom add "$1/f.bloom" < "$4" 2> "$5/full.err"
+        echo $? > "$5/full.rc"
+        rm "$1/fill"
+        "$3" bloom add "$1/f.bloom" < "$4" 2> "$5/again.err" || exit 79
+        cp "$1/f.bloom" "$5/after.bloom"
+    """
+    unshare = ["unshare", "-m"] if os.geteuid() == 0 else ["unshare", "-rm"]
+    result = subprocess.run(unshare + ["sh", "-c", script, "sh", str(mnt), str(source),
+                                       sk.binary, str(items), str(tmp_path)],
+                            capture_output=True, timeout=300)
+    if result.returncode in (1, 77) and not (tmp_path / "full.rc").exists():
+        pytest.skip("cannot mount a tmpfs here: %r" % result.stderr)
+    assert result.returncode == 0, (result.returncode, result.stderr,
+                                    (tmp_path / "again.err").read_bytes())
+    assert (tmp_path / "full.rc").read_text().strip() == "2"
+    message = (tmp_path / "full.err").read_text()
+    assert message.count("\n") == 1 and message.startswith("sketch"), message
+    assert "f.bloom: No space left on device" in message, message
+    assert "changed while being read" not in message
+    after = tmp_path / "after.bloom"
+    sk.ok("bloom", "info", "--verify", after)
+    out = sk.ok("bloom", "check", "-c", after, input=items.read_bytes()).stdout
+    assert int(out) == 2000
 
 
 # ---------------------------------------------------------------------------

@@ -311,3 +311,98 @@ def test_an_add_keeps_a_file_whole(sk, tmp_path):
     sk.ok("bloom", "info", "--verify", path)
     out = sk.ok("bloom", "check", "-c", path, input=first + second)
     assert int(out.stdout) == 100000
+
+
+def run_briefly(sk, *args, seconds=20, **kwargs):
+    """Runs the command and fails the test, instead of hanging it, if the
+    command is still running after `seconds`."""
+    try:
+        return sk.run(*args, timeout=seconds, **kwargs)
+    except subprocess.TimeoutExpired:
+        pytest.fail("sketch %s still runs after %d s" % (" ".join(map(str, args)), seconds))
+
+
+def dangling_writers(d, out):
+    """Every command that writes a sketch or filter file, writing `out`."""
+    h, f = d / "in.hll", d / "in.bloom"
+    return [["count", "-o", out, d / "lines.txt"],
+            ["hll", "add", out, "a", "b"],
+            ["hll", "merge", "-o", out, h],
+            ["hll", "export", "-o", out, h],
+            ["hll", "fold", "-p", "10", "-o", out, h],
+            ["bloom", "create", "-n", "100", "-p", "0.01", out],
+            ["bloom", "merge", "-o", out, f]]
+
+
+def test_a_link_to_nothing_yet_creates_its_target(sk, tmp_path):
+    """Through a symbolic link whose file does not exist yet, every writer
+    creates that file and keeps the link (as the README says of links),
+    instead of spinning between "no such file" and "file exists"; a chain of
+    links is followed to its end. A link into a directory that does not
+    exist is an error naming it, at once; a writer that fails leaves the
+    link as it found it."""
+    (tmp_path / "lines.txt").write_bytes(b"a\nb\n")
+    sk.ok("hll", "add", tmp_path / "in.hll", "a", "b")
+    sk.ok("bloom", "create", "-n", "100", "-p", "0.01", tmp_path / "in.bloom")
+    for i, args in enumerate(dangling_writers(tmp_path, tmp_path / "link")):
+        link, middle, target = tmp_path / "link", tmp_path / "middle", tmp_path / "target"
+        link.symlink_to("middle" if i % 2 else "target")
+        middle.symlink_to("target")
+        result = run_briefly(sk, *args)
+        assert result.returncode == 0, (args, result.stderr)
+        assert link.is_symlink() and target.is_file() and not target.is_symlink(), args
+        assert os.readlink(link) == ("middle" if i % 2 else "target")
+        if args[0] == "bloom":
+            sk.ok("bloom", "info", "--verify", target)
+        else:
+            assert sk.hll_count(target) == 2, args
+        for p in (link, middle, target):
+            p.unlink()
+    no_temporary_files(tmp_path)
+
+    link = tmp_path / "nowhere.hll"
+    link.symlink_to(tmp_path / "missing-dir" / "s.hll")
+    for args in dangling_writers(tmp_path, link):
+        result = run_briefly(sk, *args)
+        assert result.returncode == 2, (args, result.stderr)
+        message = result.stderr.decode()
+        assert str(link) in message and "No such file or directory" in message, message
+        assert link.is_symlink() and not (tmp_path / "missing-dir").exists()
+
+    # bloom add never creates a filter: the link's missing file is the error
+    link = tmp_path / "to-missing.bloom"
+    link.symlink_to("missing.bloom")
+    result = run_briefly(sk, "bloom", "add", link, "x")
+    assert result.returncode == 2 and b"No such file or directory" in result.stderr
+    # a first add that fails removes the file it created, not the link
+    link = tmp_path / "to-new.hll"
+    link.symlink_to("new.hll")
+    result = run_briefly(sk, "hll", "add", "--redis", "-p", "12", link, "x")
+    assert result.returncode == 2 and b"precision 14" in result.stderr
+    assert link.is_symlink() and not (tmp_path / "new.hll").exists()
+    no_temporary_files(tmp_path)
+
+
+def test_hll_writers_refuse_a_fifo_or_a_device_at_once(sk, tmp_path):
+    """`hll add` and an in-place `hll fold` read the file they rewrite: a
+    FIFO (or a device) is refused as `bloom add` refuses it, "not a regular
+    file", at once and with or without --no-wait, instead of blocking in
+    open() until some writer comes. Written through as an output (-o) it
+    stays what test_devices_are_written_through checks."""
+    fifo = tmp_path / "pipe.hll"
+    os.mkfifo(fifo)
+    for args, data, name in ((["hll", "add", fifo, "x"], None, fifo),
+                             (["hll", "add", "--no-wait", fifo, "x"], None, fifo),
+                             (["hll", "add", fifo], b"x\ny\n", fifo),
+                             (["hll", "fold", "-p", "10", fifo], None, fifo),
+                             (["hll", "fold", "--no-wait", "-p", "10", fifo], None, fifo),
+                             (["hll", "add", "/dev/null", "x"], None, "/dev/null")):
+        result = run_briefly(sk, *args, seconds=5, input=data)
+        assert result.returncode == 2, (args, result.stderr)
+        message = result.stderr.decode()
+        assert "%s: not a regular file" % name in message, message
+        assert message.count("\n") == 1
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    # bloom's own refusal, for the same words
+    assert "not a regular file" in run_briefly(sk, "bloom", "add", "/dev/null", "x",
+                                               seconds=5).stderr.decode()
