@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cmd_bloom.c: `sketch bloom`, Bloom filter files: create, add, check like
  * grep, describe and merge.

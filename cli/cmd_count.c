@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cmd_count.c: `sketch count`, the number of distinct lines (or fields) of
  * files or standard input, read in parallel into one HyperLogLog per thread

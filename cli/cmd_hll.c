@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cmd_hll.c: `sketch hll`, HyperLogLog sketch files: add items, count the
  * union of several, merge, describe, export for Redis, and compare

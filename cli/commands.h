@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* commands.h: the subcommands of the sketch command, each taking the
  * arguments after its name (argv[0] is the subcommand) and returning an exit
  * status, or exiting with 2 through die(). */

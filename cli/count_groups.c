@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * count_groups.c: a distinct count per group and per time window (see
  * count_groups.h), each group's HyperLogLog kept by the library's

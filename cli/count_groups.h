@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * count_groups.h: `sketch count --by FIELDS` and `--time FIELD --every D`:
  * a distinct count per group, per time window, or per group within each

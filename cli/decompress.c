@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * decompress.c: gzip, zstd and xz input, recognized by its first bytes and
  * decompressed as it is read (see decompress.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * decompress.h: compressed input (gzip, zstd, xz), told apart by its first
  * bytes and decompressed as it is read, so that `sketch count log.gz`

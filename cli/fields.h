@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fields.h: the field of a line that count, bloom add and bloom check read
  * with -f N, split by one delimiter byte (-d, default tab) or, with -w, by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * file_lock.c: the lock a command holds on a sketch or filter file for a
  * whole read-modify-write (see file_lock.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * file_lock.h: every command that writes a sketch or filter file holds an
  * exclusive advisory lock on it from before it reads the file until after

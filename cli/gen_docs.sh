@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # gen_docs.sh: writes the man page sketch(1) and the bash completion of the
 # sketch command from its own --help texts, which are the one description of
 # its options: the page and the completion cannot drift from --help.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hll_compare.c: `sketch hll compare` and `sketch hll retention`, what two
  * sketches say of their sets together (sk_hll_compare): the intersection,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hll_compare.h: `sketch hll compare` and `sketch hll retention`
  * (hll_compare.c), the overlap of sketches' sets.

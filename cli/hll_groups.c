@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hll_groups.c: `sketch hll` on group files (see hll_groups.h): the
  * sketches of many groups in one file, read and written by the library's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hll_groups.h: what `sketch hll` does with group files, the sketches by
  * group that `sketch count --by -o` saves (hll_groups.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* lines.c: see lines.h. */
 #define _GNU_SOURCE
 #include "lines.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lines.h: reading lines from files and streams at disk speed.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * main.c: the sketch command: probabilistic data structures from the shell.
  * Each subcommand lives in a cmd_*.c file of its own.

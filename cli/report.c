@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* report.c: see report.h. */
 #include "report.h"
 

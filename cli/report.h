@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * report.h: what info, count -v and check -c print: "name: value" lines for
  * people, or with --json one JSON object on standard output for programs,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * timestamps.c: times of log lines and the windows they fall in (see
  * timestamps.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * timestamps.h: the times that `sketch count --time` reads from a field,
  * and the windows of `--every` they fall in.

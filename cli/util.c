@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* util.c: see util.h. */
 #define _GNU_SOURCE
 #include "util.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * util.h: what every subcommand of the sketch command shares: one-line
  * errors with the documented exit codes, one option-parsing skeleton,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Helpers for the tests of `sketch bloom` (test_bloom_*.py), on top of
 sketch_cli_helpers.py.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Fixtures for the tests of the `sketch` command; see sketch_cli_helpers.py
 for the conventions the tests rely on and for how the binary is found
 ($SKETCH_BIN, else /work/main/build/cli/sketch).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Helpers shared by the tests of the `sketch` command (imported by conftest.py
 and the test modules; named uniquely so that it cannot clash with the helpers
 of another suite).

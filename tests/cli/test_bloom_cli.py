@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """`sketch bloom create|add|check|info|merge` on valid filter files, their
 options, usage errors and help. Damaged files are in test_bloom_corrupt.py;
 large inputs, threads and large filters in test_bloom_large.py."""

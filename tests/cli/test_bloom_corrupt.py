@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Damaged, foreign and missing filter files: every `sketch bloom` subcommand
 refuses them with exit status 2 and a one-line message, writes nothing, and
 a failed `bloom add` leaves the file as it was with no temporary file

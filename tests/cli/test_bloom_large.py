@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """`sketch bloom` on inputs large enough to be read by several threads, and on
 a filter of about 118 MiB, of which a check should read only a few pages."""
 import os

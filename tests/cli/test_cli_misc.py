@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The command line as a whole (help, version, unknown commands) and the
 atomic replacement of sketch files."""
 import os

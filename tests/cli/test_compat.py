@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Files written by the previous release (0.1.0) open and answer exactly as
 they did: tests/fixtures/v0.1 holds them with the answers that release gave
 (expected.json, recorded by its own `sketch` command). Its dumps are checked

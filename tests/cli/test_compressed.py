@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Compressed input: gzip, zstd and xz, recognized by their first bytes,
 give the counts of what they hold; cut or damaged ones are an error."""
 import random

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Conventions people rely on: --version everywhere, one message style
 naming the subcommand, hints where a likely cause is known, and no
 progress bar over what a person types."""

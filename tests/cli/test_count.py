@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """`sketch count`: what is an item, where items come from, the options, and
 the errors. Small inputs (at most 64 distinct items at precision 14) are
 counted exactly, so their expected value is the true distinct count computed

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """sketch count --by and --time: a distinct count per group and per time window.
 
 Every expected count here is computed exactly in the test from the generated

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The parallel reader of `sketch count` on a file of about 100 MB, which it
 cuts into 32 MB ranges (cli/lines.c, RANGE_SIZE): threads must neither drop
 nor double-count the lines that straddle a range boundary.

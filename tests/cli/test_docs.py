@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """sketch(1) and the bash completion, written at build time from --help:
 the page renders without warnings and has a section with the text of every
 subcommand's --help; the completion offers every option each --help names."""

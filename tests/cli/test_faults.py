@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Faults around the `sketch` command: a full disk, a file-size limit,
 permission denied, missing, truncated and binary inputs, lines of many
 megabytes, and kill -9 while a file is being written.

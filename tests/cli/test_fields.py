@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Fields for Bloom filters as for counts: -f N with -d C or -w (runs of
 blanks, as awk splits), in bloom add and bloom check, which prints the whole
 line of a field that may be in the filter, as grep prints lines."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """`sketch hll fold` and `sketch count --per-file`."""
 import pytest
 

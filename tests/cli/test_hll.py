@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """`sketch hll add|count|merge|info|export` on valid sketch files."""
 import random
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """`sketch hll compare` and `sketch hll retention`: the overlap of two
 sketches' sets, against the exact overlap of the items that built them."""
 import json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Damaged sketch files: every `sketch hll` subcommand refuses them with exit
 status 2 and a one-line message, and a failed `hll add` leaves the file as it
 was (and no temporary file behind)."""

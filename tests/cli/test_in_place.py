@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Adds in place (SK_BLOOM_IN_PLACE, and `sketch bloom add`, which uses it)
 under kill -9: every item whose add had returned is in the file afterwards,
 the chunks the add was changing are reported, the next add re-sums them,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Inputs as they are: files whose size lies (procfs), long lines from pipes,
 more FILE arguments than the process may have open at once, files cut short
 while they are read, and sketch files that come through pipes."""

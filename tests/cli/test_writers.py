@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Commands that write files, as people run them: many at once on one file
 (xargs -P, cron), through symbolic links, into devices and standard output,
 and into filters that were damaged."""
