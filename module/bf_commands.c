@@ -152,18 +152,23 @@ static int add_item(RedisModuleCtx *ctx, sk_bloom *f, RedisModuleString *item)
     return rc;
 }
 
-/* open_filter for a command that reads or adds items: a filter whose restore
- * has not finished is refused. */
+/* For a command that reads, adds or dumps items: a filter whose restore has
+ * not finished is refused (its key closed, the error replied). */
+static int refuse_restoring(RedisModuleCtx *ctx, RedisModuleKey *key, const sk_bloom *f)
+{
+    if (f == NULL || !sk_bloom_restoring(f))
+        return 0;
+    RM_CloseKey(key);
+    RM_ReplyWithError(ctx, RESTORING);
+    return 1;
+}
+
+/* open_filter, refusing a filter whose restore has not finished. */
 static int open_complete(RedisModuleCtx *ctx, RedisModuleString *name, int mode,
                          RedisModuleKey **key, sk_bloom **filter)
 {
-    if (open_filter(ctx, name, mode, key, filter) != RM_OK)
+    if (open_filter(ctx, name, mode, key, filter) != RM_OK || refuse_restoring(ctx, *key, *filter))
         return RM_ERR;
-    if (*filter != NULL && sk_bloom_restoring(*filter)) {
-        RM_CloseKey(*key);
-        RM_ReplyWithError(ctx, RESTORING);
-        return RM_ERR;
-    }
     return RM_OK;
 }
 
@@ -647,12 +652,8 @@ static int cmd_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return RM_WrongArity(ctx);
     RedisModuleKey *key;
     sk_bloom *f = open_existing(ctx, argv[1], &key);
-    if (f == NULL)
+    if (f == NULL || refuse_restoring(ctx, key, f))
         return RM_OK;
-    if (sk_bloom_restoring(f)) {
-        RM_CloseKey(key);
-        return RM_ReplyWithError(ctx, RESTORING);
-    }
     long long iterator;
     if (RM_StringToLongLong(argv[2], &iterator) != RM_OK) {
         RM_CloseKey(key);
