@@ -21,7 +21,7 @@
  * program studies the estimator under exactly that model (the hash itself,
  * MurmurHash64A, is Redis's and is not in question here). From a hash h the
  * sketch sets register h mod m to at least 1 + ctz((h >> p) | 2^(64-p)),
- * a rank in 1..q+1 with q = 64 - p (src/hll.c, docs/hll-format.md).
+ * a rank in 1..q+1 with q = 64 - p (src/hll/hll.c, docs/hll-format.md).
  *
  * 1. Hashes (small n): n uniform 64-bit values from xoshiro256** are fed to
  *    sk_hll_add_hash, the library's own path. Cost: n adds per trial.
@@ -95,7 +95,7 @@
 #include <gsl/gsl_rng.h>
 #include <xxhash.h>
 
-#include "format.h"
+#include "common/format.h"
 #include "sketch/hll.h"
 
 #define MAX_PRECISIONS 16

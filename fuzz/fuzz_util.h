@@ -16,7 +16,7 @@
 
 #include <xxhash.h>
 
-#include "format.h"
+#include "common/format.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -2,7 +2,7 @@
 """Helpers for the tests of `sketch bloom` (test_bloom_*.py), on top of
 sketch_cli_helpers.py.
 
-The file format is the table of src/format.h, whose offsets format_h.py
+The file format is the table of src/common/format.h, whose offsets format_h.py
 reads: a header, then one entry per layer (bits, hashes, capacity, items,
 offset of the bit array, 0), then the bit arrays, each at a page-aligned
 offset, then one XXH3-64 sum per chunk of the arrays and one change mark

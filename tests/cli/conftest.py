@@ -18,7 +18,7 @@ import tempfile
 
 import pytest
 
-# tests/common: what the suites share (format_h, the byte layouts of src/format.h).
+# tests/common: what the suites share (format_h, the byte layouts of src/common/format.h).
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "common"))
 
 from sketch_cli_helpers import SKETCH_BIN, Sketch

@@ -15,7 +15,7 @@ def items(prefix, n, start=0):
 
 
 def native_dense_size(precision):
-    # docs of the native format (src/hll.c): a 16-byte header and 6-bit registers
+    # docs of the native format (src/hll/hll.c): a 16-byte header and 6-bit registers
     return 16 + 2 ** precision * 6 // 8
 
 

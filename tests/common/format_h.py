@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""The byte layouts of src/format.h, read from the header itself, so that
+"""The byte layouts of src/common/format.h, read from the header itself, so that
 the Python tests name the same offsets as the library instead of copies."""
 import os
 import re
 
-_HEADER = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir, "src", "format.h")
+_HEADER = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir, "src", "common", "format.h")
 
 
 def _defines(path):

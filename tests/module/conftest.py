@@ -48,7 +48,7 @@ import types
 
 import pytest
 
-# tests/common: what the suites share (format_h, the byte layouts of src/format.h).
+# tests/common: what the suites share (format_h, the byte layouts of src/common/format.h).
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "common"))
 
 _HERE = os.path.dirname(os.path.abspath(__file__))

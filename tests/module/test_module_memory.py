@@ -19,7 +19,7 @@ _xxhash.XXH32.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint32]
 
 
 def fix_header_checksum(head):
-    """The header checksum of a Bloom dump header (src/format.h)."""
+    """The header checksum of a Bloom dump header (src/common/format.h)."""
     layers = struct.unpack_from("<I", head, FORMAT["SK_BF_OFF_LAYERS"])[0]
     table = bytes(head[FORMAT["SK_BF_HEADER_SIZE"]:
                        FORMAT["SK_BF_HEADER_SIZE"] + layers * FORMAT["SK_BF_LAYER_SIZE"]])

@@ -37,7 +37,7 @@
 #include <cmocka.h>
 #include <xxhash.h>
 
-#include "format.h"
+#include "common/format.h"
 #include "sketch.h"
 
 #define ABSENT_BIT (UINT64_C(1) << 62)

@@ -23,7 +23,7 @@
 
 #include <cmocka.h>
 
-#include "format.h"
+#include "common/format.h"
 #include "sketch.h"
 
 static char tmpdir[PATH_MAX];

@@ -26,8 +26,8 @@
 #include <cmocka.h>
 #include <xxhash.h>
 
-#include "bloom_probe.h"
-#include "format.h"
+#include "bloom/bloom_probe.h"
+#include "common/format.h"
 #include "sketch.h"
 
 static uint64_t splitmix64(uint64_t *state)

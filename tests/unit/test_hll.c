@@ -14,7 +14,7 @@
 #include <cmocka.h>
 #include <xxhash.h>
 
-#include "format.h"
+#include "common/format.h"
 #include "sketch.h"
 
 

@@ -21,7 +21,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-#include "format.h"
+#include "common/format.h"
 #include "sketch.h"
 
 static uint64_t splitmix64(uint64_t *state)

@@ -33,7 +33,7 @@
  */
 #include <string.h>
 
-#include "format.h"
+#include "common/format.h"
 #include "hll_internal.h"
 
 #define REDIS_HEADER_SIZE SK_REDIS_HLL_HEADER_SIZE

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "alloc.h"
+#include "common/alloc.h"
 #include "sketch/hll.h"
 
 struct sk_hll {

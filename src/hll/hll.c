@@ -52,7 +52,7 @@
 #include <string.h>
 
 #include "hll_internal.h"
-#include "murmur64a.h"
+#include "common/murmur64a.h"
 
 /* 1 / (2 ln 2), the limit of the classic alpha_m, used by Ertl's estimator. */
 #define ALPHA_INF 0.721347520444481703680

@@ -39,7 +39,7 @@
 #include <xxhash.h>
 
 #include "hll_internal.h"
-#include "murmur64a.h"
+#include "common/murmur64a.h"
 #include "sketch/hll_map.h"
 
 #define INLINE_MAX 6

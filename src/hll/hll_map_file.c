@@ -19,9 +19,9 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include "alloc.h"
-#include "atomic_file.h"
-#include "format.h"
+#include "common/alloc.h"
+#include "common/atomic_file.h"
+#include "common/format.h"
 #include "hll_internal.h"
 #include "sketch/hll_map.h"
 

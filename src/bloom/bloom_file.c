@@ -23,9 +23,9 @@
 
 #include <xxhash.h>
 
-#include "atomic_file.h"
+#include "common/atomic_file.h"
 #include "bloom_format.h"
-#include "format.h"
+#include "common/format.h"
 
 /* The chunk sums of every array, in file order and byte order, from the
  * allocator; NULL if out of memory. */

@@ -11,8 +11,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "atomic_file.h"
-#include "format.h"
+#include "common/atomic_file.h"
+#include "common/format.h"
 #include "hll_internal.h"
 
 size_t sk_hll_serialized_size(const sk_hll *h, sk_hll_format format)

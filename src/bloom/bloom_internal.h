@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "alloc.h"
+#include "common/alloc.h"
 #include "sketch/bloom.h"
 
 enum storage {

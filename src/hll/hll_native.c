@@ -16,7 +16,7 @@
 
 #include <xxhash.h>
 
-#include "format.h"
+#include "common/format.h"
 #include "hll_internal.h"
 
 static uint32_t nonzero_registers(const sk_hll *h)

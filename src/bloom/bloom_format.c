@@ -26,7 +26,7 @@
 
 #include "bloom_format.h"
 #include "bloom_math.h"
-#include "format.h"
+#include "common/format.h"
 
 _Static_assert(SK_BF_BLOCK_BITS == SK__BLOOM_BLOCK_BITS, "one block is one cache line");
 

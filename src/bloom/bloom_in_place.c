@@ -52,7 +52,7 @@
 
 #include "bloom_format.h"
 #include "bloom_probe.h"
-#include "format.h"
+#include "common/format.h"
 
 /* The bytes the advisory locks cover: advisory locks need not cover what
  * they protect, only be taken by everyone on the same bytes. */
