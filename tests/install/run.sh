@@ -20,6 +20,13 @@ grep -q "SKETCH BLOOM ADD" "$work/man.txt"
 version=$(sed -n 's/^#define SK_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/p' \
           "$here/../../include/sketch/core.h" | paste -sd.)
 libdir=$(dirname "$(find "$work/prefix" -name sketch.pc)")
+# pkgconf reads the SPDX licence field; older pkg-config passes over it.
+license=$(sed -n 's/^License: //p' "$libdir/sketch.pc")
+if [ "$license" != "BSD-3-Clause" ]; then
+    echo "FAIL: sketch.pc names the licence '$license'"
+    exit 1
+fi
+PKG_CONFIG_PATH=$libdir pkg-config --validate sketch
 PKG_CONFIG_PATH=$libdir cmake -S "$here" -B "$work/build" \
     -DCMAKE_PREFIX_PATH="$work/prefix" -DSKETCH_VERSION="$version" > /dev/null
 cmake --build "$work/build" > /dev/null
