@@ -7,6 +7,12 @@ build/module/sketch.so of this checkout), a temporary --dir, and its output in
 a log file there. A missing redis-server, redis-cli, redis-py or module is a
 test FAILURE, never a skip.
 
+Another server: SKETCH_REDIS_SERVER and SKETCH_REDIS_CLI name the server and
+the cli that every test uses instead (replicas, the cluster and the node-redis
+test included), e.g. /usr/bin/valkey-server and /usr/bin/valkey-cli (ctest's
+module_valkey). Where Valkey's own replies differ from Redis's (an error text
+of the server), the tests ask server_is_valkey() and expect each its own.
+
 Fixtures
   servers   (function) a factory: servers.start(**options) starts one more
             server and waits for PING; every server it started is killed and
@@ -56,7 +62,8 @@ _ROOT = os.path.normpath(os.path.join(_HERE, "..", ".."))
 MODULE = os.environ.get("SKETCH_MODULE") or os.path.join(_ROOT, "build", "module",
                                                            "sketch.so")
 # Debian's by default; SKETCH_REDIS_SERVER and SKETCH_REDIS_CLI run the suite
-# against another server by hand (Valkey's valkey-server and valkey-cli).
+# against another server (Valkey's valkey-server and valkey-cli: ctest's
+# module_valkey).
 REDIS_SERVER = os.environ.get("SKETCH_REDIS_SERVER", "/usr/bin/redis-server")
 REDIS_CLI = os.environ.get("SKETCH_REDIS_CLI", "/usr/bin/redis-cli")
 SERVER_PRELOAD = os.environ.get("SKETCH_SERVER_PRELOAD", "")
@@ -80,8 +87,11 @@ def _require_tools():
                     "python3-redis)" % (sys.executable, _REDIS_IMPORT_ERROR), pytrace=False)
     for path in (REDIS_SERVER, REDIS_CLI):
         if not (os.path.isfile(path) and os.access(path, os.X_OK)):
-            pytest.fail("%s is missing: apt-get install redis-server redis-tools" % path,
-                        pytrace=False)
+            if "valkey" in os.path.basename(path):
+                how = "apt-get install -t bookworm-backports valkey-server (Debian 12)"
+            else:
+                how = "apt-get install redis-server redis-tools"
+            pytest.fail("%s is missing: %s" % (path, how), pytrace=False)
     if not os.path.isfile(MODULE):
         pytest.fail("the module %s does not exist: build it (cmake --build ...) or set "
                     "SKETCH_MODULE" % MODULE, pytrace=False)
@@ -459,6 +469,11 @@ def info_field(c, section, field):
     return None
 
 
+def server_is_valkey(c):
+    """True when c's server is Valkey (INFO's server_name), not Redis."""
+    return info_field(c, "server", "server_name") == "valkey"
+
+
 def wait_for(predicate, timeout=20.0, what="condition", interval=0.02):
     deadline = time.monotonic() + timeout
     while True:
@@ -593,6 +608,6 @@ def tools():
         mexists=mexists, hll_add=hll_add, scandump=scandump, loadchunks=loadchunks,
         snapshot=snapshot, snapshot_of=snapshot_of, populate=populate,
         assert_all_present=assert_all_present, assert_same_snapshot=assert_same_snapshot,
-        info_field=info_field, wait_for=wait_for, crc64=crc64,
+        info_field=info_field, server_is_valkey=server_is_valkey, wait_for=wait_for, crc64=crc64,
         with_crc=with_crc, new_client=new_client, free_port=free_port, MODULE=MODULE,
         REDIS_SERVER=REDIS_SERVER, REDIS_CLI=REDIS_CLI)
