@@ -2,11 +2,14 @@
 /*
  * bench_util.h: what the C benchmarks share: the build they were compiled
  * with (for the header of their tables), clocks, a seeded generator, the
- * median of repeated runs, and the machine's CPU model.
+ * median of repeated runs, the machine's CPU model, and the parsing of
+ * numeric options.
  */
 #ifndef SKETCH_BENCH_UTIL_H
 #define SKETCH_BENCH_UTIL_H
 
+#include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,6 +108,39 @@ static inline void cpu_model(char *out, size_t cap)
         }
     }
     fclose(f);
+}
+
+/* The decimal integer that is the whole of s, or usage() (which exits). */
+static inline uint64_t bench_parse_u64(const char *s, void (*usage)(void))
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0')
+        usage();
+    return v;
+}
+
+/* The comma-separated integers of arg, into out[0..max): how many there
+ * are. usage() (which exits) for one that is not an integer, is past
+ * UINT_MAX, or for more than max. */
+static inline unsigned bench_parse_list(const char *arg, unsigned *out, unsigned max,
+                                        void (*usage)(void))
+{
+    unsigned n = 0;
+    char *copy = strdup(arg), *save = NULL;
+    if (copy == NULL)
+        usage();
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (n == max)
+            usage();
+        uint64_t v = bench_parse_u64(tok, usage);
+        if (v > UINT_MAX)
+            usage();
+        out[n++] = (unsigned)v;
+    }
+    free(copy);
+    return n;
 }
 
 #endif

@@ -76,6 +76,7 @@
  */
 #define _GNU_SOURCE
 #include <limits.h>
+#include <stdbool.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -204,38 +205,23 @@ static unsigned batch_size = 64;
 #define MAX_BATCHES 4
 
 /* Each pass returns the number of adds that changed the filter, or of
- * queries answered "maybe present". */
-static uint64_t lib_add(struct bloom *b, const uint8_t *keys, uint64_t count)
-{
-    uint64_t added = 0;
-    for (uint64_t i = 0; i < count; i++)
-        added += bloom_add(b, keys + i * key_size, key_size) == 0;
-    return added;
-}
-
-static uint64_t lib_check(struct bloom *b, const uint8_t *keys, uint64_t count)
-{
-    uint64_t hits = 0;
-    for (uint64_t i = 0; i < count; i++)
-        hits += bloom_check(b, keys + i * key_size, key_size) == 1;
-    return hits;
-}
-
-static uint64_t sk_add_one(sk_bloom *f, const uint8_t *keys, uint64_t count)
-{
-    uint64_t added = 0;
-    for (uint64_t i = 0; i < count; i++)
-        added += sk_bloom_add(f, keys + i * key_size, key_size) == 1;
-    return added;
-}
-
-static uint64_t sk_contains_one(const sk_bloom *f, const uint8_t *keys, uint64_t count)
-{
-    uint64_t hits = 0;
-    for (uint64_t i = 0; i < count; i++)
-        hits += (uint64_t)sk_bloom_contains(f, keys + i * key_size, key_size);
-    return hits;
-}
+ * queries answered "maybe present". KEY_PASS(name, filter type, call)
+ * defines a pass that makes one call a key, key_size bytes at `key`, and
+ * counts the calls for which `call` is 1. */
+#define KEY_PASS(name, filter_type, call)                                                          \
+    static uint64_t name(filter_type f, const uint8_t *keys, uint64_t count)                       \
+    {                                                                                              \
+        uint64_t n = 0;                                                                            \
+        for (uint64_t i = 0; i < count; i++) {                                                     \
+            const uint8_t *key = keys + i * key_size;                                              \
+            n += (uint64_t)(call);                                                                 \
+        }                                                                                          \
+        return n;                                                                                  \
+    }
+KEY_PASS(lib_add, struct bloom *, bloom_add(f, key, key_size) == 0)
+KEY_PASS(lib_check, struct bloom *, bloom_check(f, key, key_size) == 1)
+KEY_PASS(sk_add_one, sk_bloom *, sk_bloom_add(f, key, key_size) == 1)
+KEY_PASS(sk_contains_one, const sk_bloom *, sk_bloom_contains(f, key, key_size))
 
 static uint64_t sk_contains_by_hash(const sk_bloom *f, const sk_bloom_hash *h, uint64_t count)
 {
@@ -259,11 +245,12 @@ static uint64_t sk_contains_hash_batched(const sk_bloom *f, const sk_bloom_hash 
     return hits;
 }
 
-static uint64_t sk_add_batched(sk_bloom *f, const uint8_t *keys, uint64_t count)
+/* Adds the keys (add) or looks them up, batch_size of them a call. */
+static uint64_t sk_batched(sk_bloom *f, const uint8_t *keys, uint64_t count, bool add)
 {
     const void *items[MAX_BATCH];
     size_t lens[MAX_BATCH];
-    uint8_t added[MAX_BATCH];
+    uint8_t result[MAX_BATCH];
     for (unsigned j = 0; j < batch_size; j++)
         lens[j] = key_size;
     uint64_t total = 0;
@@ -271,33 +258,16 @@ static uint64_t sk_add_batched(sk_bloom *f, const uint8_t *keys, uint64_t count)
         size_t m = count - i < batch_size ? (size_t)(count - i) : batch_size;
         for (size_t j = 0; j < m; j++)
             items[j] = keys + (i + j) * key_size;
-        if (sk_bloom_add_batch(f, items, lens, m, added) != SK_OK) {
+        if (!add)
+            sk_bloom_contains_batch(f, items, lens, m, result);
+        else if (sk_bloom_add_batch(f, items, lens, m, result) != SK_OK) {
             fprintf(stderr, "bloom_bench: sk_bloom_add_batch failed\n");
             exit(1);
         }
         for (size_t j = 0; j < m; j++)
-            total += added[j];
+            total += result[j];
     }
     return total;
-}
-
-static uint64_t sk_contains_batched(const sk_bloom *f, const uint8_t *keys, uint64_t count)
-{
-    const void *items[MAX_BATCH];
-    size_t lens[MAX_BATCH];
-    uint8_t found[MAX_BATCH];
-    for (unsigned j = 0; j < batch_size; j++)
-        lens[j] = key_size;
-    uint64_t hits = 0;
-    for (uint64_t i = 0; i < count; i += batch_size) {
-        size_t m = count - i < batch_size ? (size_t)(count - i) : batch_size;
-        for (size_t j = 0; j < m; j++)
-            items[j] = keys + (i + j) * key_size;
-        sk_bloom_contains_batch(f, items, lens, m, found);
-        for (size_t j = 0; j < m; j++)
-            hits += found[j];
-    }
-    return hits;
 }
 
 /* The floor's array of `lines` 64-byte lines, on 4 KB or 2 MB pages. */
@@ -391,24 +361,24 @@ static uint64_t run_pass(struct contender *c, enum op op, const uint8_t *added_k
         result = c->kind == LIBBLOOM ? lib_add(&c->lb, added_keys, n)
                                      : sk_add_one(c->sk, added_keys, n);
         break;
-    case OP_ADD_BATCH: result = sk_add_batched(c->sk, added_keys, n); break;
+    case OP_ADD_BATCH: result = sk_batched(c->sk, added_keys, n, true); break;
     case OP_ADD_ONE_WRITER:
     case OP_ADD_BATCH_ONE_WRITER:
         sk_bloom_set_single_writer(c->sk, 1);
         result = op == OP_ADD_ONE_WRITER ? sk_add_one(c->sk, added_keys, n)
-                                         : sk_add_batched(c->sk, added_keys, n);
+                                         : sk_batched(c->sk, added_keys, n, true);
         sk_bloom_set_single_writer(c->sk, 0);
         break;
     case OP_PRESENT:
         result = c->kind == LIBBLOOM ? lib_check(&c->lb, added_keys, n)
                                      : sk_contains_one(c->sk, added_keys, n);
         break;
-    case OP_PRESENT_BATCH: result = sk_contains_batched(c->sk, added_keys, n); break;
+    case OP_PRESENT_BATCH: result = sk_batched(c->sk, added_keys, n, false); break;
     case OP_ABSENT:
         result = c->kind == LIBBLOOM ? lib_check(&c->lb, absent_keys, absent)
                                      : sk_contains_one(c->sk, absent_keys, absent);
         break;
-    case OP_ABSENT_BATCH: result = sk_contains_batched(c->sk, absent_keys, absent); break;
+    case OP_ABSENT_BATCH: result = sk_batched(c->sk, absent_keys, absent, false); break;
     case OP_PRESENT_HASH: result = sk_contains_by_hash(c->sk, present_hashes, n); break;
     case OP_ABSENT_HASH: result = sk_contains_by_hash(c->sk, absent_hashes, absent); break;
     case OP_PRESENT_HASH_BATCH: result = sk_contains_hash_batched(c->sk, present_hashes, n); break;
@@ -524,21 +494,14 @@ int main(int argc, char **argv)
         }
         case 'p': p = atof(optarg); break;
         case 'a': absent = parse_u64(optarg); break;
-        case 'b': {
-            nbatches = 0;
-            char *copy = strdup(optarg), *save = NULL;
-            for (char *tok = strtok_r(copy, ",", &save); tok != NULL;
-                 tok = strtok_r(NULL, ",", &save)) {
-                uint64_t b = parse_u64(tok);
-                if (nbatches == MAX_BATCHES || b > MAX_BATCH)
+        case 'b':
+            nbatches = (int)bench_parse_list(optarg, batches, MAX_BATCHES, usage);
+            for (int i = 0; i < nbatches; i++)
+                if (batches[i] < 1 || batches[i] > MAX_BATCH)
                     usage();
-                batches[nbatches++] = (unsigned)b;
-            }
-            free(copy);
             if (nbatches == 0)
                 usage();
             break;
-        }
         case 'r': runs_small = atoi(optarg); break;
         case 'R': runs_large = atoi(optarg); break;
         case 'i': impls = optarg; break;

@@ -183,7 +183,8 @@ static struct measure measure_rate(const sk_bloom *f, uint64_t range, double the
     return r;
 }
 
-static FILE *open_csv(const char *dir, const char *name)
+/* The CSV file dir/name, new, with its header line (the column names). */
+static FILE *open_csv(const char *dir, const char *name, const char *header)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -192,6 +193,7 @@ static FILE *open_csv(const char *dir, const char *name)
         fprintf(stderr, "bloom_characterize: %s: %s\n", path, strerror(errno));
         exit(1);
     }
+    fprintf(f, "%s\n", header);
     return f;
 }
 
@@ -213,9 +215,9 @@ static uint64_t fill(sk_bloom *f, uint64_t n, uint64_t *range, struct batch *b)
 
 static void fpr_vs_bits(const char *dir, uint64_t n, uint64_t max_queries, struct batch *b)
 {
-    FILE *out = open_csv(dir, "bloom_fpr.csv");
-    fprintf(out, "layout,bits_per_item,hashes,n,bits,queries,false_positives,measured,theory,"
-                 "sigma,z,textbook,false_negatives\n");
+    FILE *out = open_csv(dir, "bloom_fpr.csv",
+                         "layout,bits_per_item,hashes,n,bits,queries,false_positives,measured,"
+                         "theory,sigma,z,textbook,false_negatives");
     printf("false-positive rate against bits per item, n = %llu\n",
            (unsigned long long)n);
     printf("%-8s %4s %3s %11s %9s %11s %11s %7s\n", "layout", "b", "k", "queries", "FPs",
@@ -363,10 +365,10 @@ static double chain_model_rate(struct chain_model *cm, unsigned layers, uint64_t
 static void scalable(const char *dir, uint64_t capacity, uint64_t max_queries,
                      struct batch *b)
 {
-    FILE *out = open_csv(dir, "bloom_scalable.csv");
-    fprintf(out, "layout,requested,expansion,initial_capacity,items,fill_multiple,layers,"
-                 "bits,bits_per_item,queries,false_positives,measured,theory,sigma,z,"
-                 "measured_over_requested,false_negatives,model,z_model\n");
+    FILE *out = open_csv(dir, "bloom_scalable.csv",
+                         "layout,requested,expansion,initial_capacity,items,fill_multiple,"
+                         "layers,bits,bits_per_item,queries,false_positives,measured,theory,"
+                         "sigma,z,measured_over_requested,false_negatives,model,z_model");
     printf("\nscalable filters, expansion 2, initial capacity %llu\n",
            (unsigned long long)capacity);
     printf("%-8s %8s %6s %6s %9s %11s %11s %7s %11s %7s %8s\n", "layout", "p", "fill",
@@ -426,10 +428,11 @@ static void scalable(const char *dir, uint64_t capacity, uint64_t max_queries,
 
 static void memory(const char *dir, uint64_t n, uint64_t max_queries, struct batch *b)
 {
-    FILE *out = open_csv(dir, "bloom_memory.csv");
-    fprintf(out, "layout,chosen,requested,n,bits,hashes,bits_per_item,memory_bytes,"
-                 "bits_per_item_1e8,hashes_1e8,lower_bound,classic_bound,over_lower_bound,"
-                 "queries,false_positives,measured,theory_at_capacity,sigma,false_negatives\n");
+    FILE *out = open_csv(dir, "bloom_memory.csv",
+                         "layout,chosen,requested,n,bits,hashes,bits_per_item,memory_bytes,"
+                         "bits_per_item_1e8,hashes_1e8,lower_bound,classic_bound,"
+                         "over_lower_bound,queries,false_positives,measured,theory_at_capacity,"
+                         "sigma,false_negatives");
     printf("\nmemory against the rate, n = %llu (and 1e8 by sk_bloom_size_for)\n",
            (unsigned long long)n);
     printf("%-8s %-8s %8s %3s %9s %9s %9s %9s %11s %11s\n", "layout", "chosen", "p", "k",

@@ -37,16 +37,9 @@
 #   all of them.
 set -euo pipefail
 
-script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-NAME=bloom_cli_bench
-source "$script_dir/lib.sh"
-build_dir=$(bench_build_dir "${1:-}")
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" bloom_cli_bench "${1:-}"
 
-RUNS=${RUNS:-5}
-BENCH_ITEMS=${BENCH_ITEMS:-3300000}
-BENCH_FP=${BENCH_FP:-0.01}
-BENCH_SEED=${BENCH_SEED:-1}
-BLOOM=${BLOOM:-bloom}
+bench_defaults RUNS=5 BENCH_ITEMS=3300000 BENCH_FP=0.01 BENCH_SEED=1 BLOOM=bloom
 TARGET=5
 
 bench_require_positive RUNS BENCH_ITEMS
@@ -62,24 +55,9 @@ fi
 
 SKETCH=$build_dir/cli/sketch
 GEN=$build_dir/bench/gen_lines
-if [[ ! -x $SKETCH || ! -x $GEN ]] && [[ -f $build_dir/CMakeCache.txt ]] &&
-   command -v cmake >/dev/null; then
-    echo "building sketch_cli and gen_lines in $build_dir..." >&2
-    cmake --build "$build_dir" --target sketch_cli gen_lines >&2
-fi
-for exe in "$SKETCH" "$GEN"; do
-    if [[ ! -x $exe ]]; then
-        echo "bloom_cli_bench: $exe not found; build first: cmake --build $build_dir" >&2
-        exit 2
-    fi
-done
-for tool in "$BLOOM" cat head tail wc sort awk; do
-    if ! command -v "$tool" >/dev/null; then
-        echo "bloom_cli_bench: '$tool' not found on PATH" \
-             "(DCSO's bloom: apt-get install golang-github-dcso-bloom-cli)" >&2
-        exit 2
-    fi
-done
+bench_require_built sketch_cli="$SKETCH" gen_lines="$GEN"
+bench_require_tools "DCSO's bloom: apt-get install golang-github-dcso-bloom-cli" \
+    "$BLOOM" cat head tail wc sort awk
 
 # ---- scratch space and cleanup ----------------------------------------------
 

@@ -297,6 +297,30 @@ static void tsv_row(FILE *f, const struct point *pt)
     fprintf(f, "\n");
 }
 
+/* IE's RMSE of |A n B| over the joint estimate's: above 1 where joint wins. */
+static double ie_over_joint(const struct point *pt)
+{
+    return ratio(pt->ie_rmse, pt->rmse);
+}
+
+/* Points of one kind: how many, the ones of least and most IE/joint, and
+ * the sum of the logarithms of IE/joint (for a geometric mean). */
+struct ratio_span {
+    size_t count, least, most;
+    double sum_log;
+};
+
+static void span_add(struct ratio_span *span, const struct point *pts, size_t i)
+{
+    double r = ie_over_joint(&pts[i]);
+    if (span->count == 0 || r < ie_over_joint(&pts[span->least]))
+        span->least = i;
+    if (span->count == 0 || r > ie_over_joint(&pts[span->most]))
+        span->most = i;
+    span->sum_log += log(r);
+    span->count++;
+}
+
 static const char *where(const struct point *pt, char *buf, size_t cap)
 {
     snprintf(buf, cap, "p=%u |A|=%.0f |B|=%.0f J=%g", pt->p, pt->na, pt->nb, pt->jaccard);
@@ -318,44 +342,29 @@ static void summarize(const struct point *pts, size_t n)
            above, n, ratio(pts[worst].rmse, pts[worst].ie_rmse), where(&pts[worst], w1, sizeof w1));
 
     /* Small intersections, neither set inside the other. */
-    size_t small = 0, best = 0, least = 0;
-    double sum_log = 0;
-    for (size_t i = 0; i < n; i++) {
+    struct ratio_span small = {0};
+    for (size_t i = 0; i < n; i++)
         /* J < 0.1 is |A n B| < 10% of the union before rounding; at J = 0.1
          * itself the rounded overlap falls on either side. */
-        if (!(pts[i].jaccard < 0.1) || pts[i].contained)
-            continue;
-        double r = ratio(pts[i].ie_rmse, pts[i].rmse);
-        if (small == 0 || r < ratio(pts[least].ie_rmse, pts[least].rmse))
-            least = i;
-        if (small == 0 || r > ratio(pts[best].ie_rmse, pts[best].rmse))
-            best = i;
-        sum_log += log(r);
-        small++;
-    }
-    if (small)
+        if (pts[i].jaccard < 0.1 && !pts[i].contained)
+            span_add(&small, pts, i);
+    if (small.count)
         printf("  |A n B| < 10%% of the union (J < 0.1), neither set inside the other (%zu points): "
                "IE/joint min %.2f (%s), max %.2f (%s), geometric mean %.2f\n",
-               small, ratio(pts[least].ie_rmse, pts[least].rmse), where(&pts[least], w1, sizeof w1),
-               ratio(pts[best].ie_rmse, pts[best].rmse), where(&pts[best], w2, sizeof w2),
-               exp(sum_log / (double)small));
+               small.count, ie_over_joint(&pts[small.least]),
+               where(&pts[small.least], w1, sizeof w1), ie_over_joint(&pts[small.most]),
+               where(&pts[small.most], w2, sizeof w2), exp(small.sum_log / (double)small.count));
 
     /* One set inside the other. */
-    size_t inside = 0, lo = 0, hi = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!pts[i].contained)
-            continue;
-        double r = ratio(pts[i].ie_rmse, pts[i].rmse);
-        if (inside == 0 || r < ratio(pts[lo].ie_rmse, pts[lo].rmse))
-            lo = i;
-        if (inside == 0 || r > ratio(pts[hi].ie_rmse, pts[hi].rmse))
-            hi = i;
-        inside++;
-    }
-    if (inside)
+    struct ratio_span inside = {0};
+    for (size_t i = 0; i < n; i++)
+        if (pts[i].contained)
+            span_add(&inside, pts, i);
+    if (inside.count)
         printf("  one set inside the other (%zu points): IE/joint %.3f (%s) .. %.3f (%s)\n",
-               inside, ratio(pts[lo].ie_rmse, pts[lo].rmse), where(&pts[lo], w1, sizeof w1),
-               ratio(pts[hi].ie_rmse, pts[hi].rmse), where(&pts[hi], w2, sizeof w2));
+               inside.count, ie_over_joint(&pts[inside.least]),
+               where(&pts[inside.least], w1, sizeof w1), ie_over_joint(&pts[inside.most]),
+               where(&pts[inside.most], w2, sizeof w2));
 
     /* A \ B, where it is not empty. */
     size_t ao = 0, ao_above = 0, ao_worst = 0, ao_small = 0, ao_least = 0;
@@ -584,14 +593,9 @@ static void usage(void)
     exit(2);
 }
 
-static unsigned long long parse_u64(const char *s)
+static uint64_t parse_u64(const char *s)
 {
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0')
-        usage();
-    return v;
+    return bench_parse_u64(s, usage);
 }
 
 int main(int argc, char **argv)
@@ -607,17 +611,7 @@ int main(int argc, char **argv)
         switch (c) {
         case 't': trials = (unsigned)parse_u64(optarg); break;
         case 'T': large_trials = (unsigned)parse_u64(optarg); break;
-        case 'p': {
-            np = 0;
-            char *copy = strdup(optarg), *save = NULL;
-            for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-                if (np == MAX_PRECISIONS)
-                    usage();
-                precisions[np++] = (unsigned)parse_u64(tok);
-            }
-            free(copy);
-            break;
-        }
+        case 'p': np = bench_parse_list(optarg, precisions, MAX_PRECISIONS, usage); break;
         case 'j': threads = (unsigned)parse_u64(optarg); break;
         case 'S': seed = parse_u64(optarg); break;
         case 'n': calls = (unsigned)parse_u64(optarg); break;

@@ -19,27 +19,17 @@
 # (10000000), BENCH_DISTINCT (2500000), BENCH_SEED (1).
 set -euo pipefail
 
-script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-NAME=compressed_bench
-source "$script_dir/lib.sh"
-build_dir=$(bench_build_dir "${1:-}")
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" compressed_bench "${1:-}"
 
-ROUNDS=${ROUNDS:-5}
-BENCH_DIR=${BENCH_DIR:-/tmp/sketch-bench}
-BENCH_LINES=${BENCH_LINES:-10000000}
-BENCH_DISTINCT=${BENCH_DISTINCT:-2500000}
-BENCH_SEED=${BENCH_SEED:-1}
+bench_defaults ROUNDS=5 BENCH_DIR=/tmp/sketch-bench BENCH_LINES=10000000 \
+    BENCH_DISTINCT=2500000 BENCH_SEED=1
 bench_require_positive ROUNDS BENCH_LINES BENCH_DISTINCT
 bench_require_seed
 
 SKETCH=$build_dir/cli/sketch
 GEN=$build_dir/bench/gen_lines
-for tool in "$SKETCH" "$GEN"; do
-    [[ -x $tool ]] || { echo "$NAME: $tool not found; build first" >&2; exit 2; }
-done
-for tool in gzip zstd xz wc; do
-    command -v "$tool" > /dev/null || { echo "$NAME: $tool not found" >&2; exit 2; }
-done
+bench_require_built sketch_cli="$SKETCH" gen_lines="$GEN"
+bench_require_tools "" gzip zstd xz wc
 
 mkdir -p "$BENCH_DIR"
 base=$BENCH_DIR/compressed-n$BENCH_LINES-d$BENCH_DISTINCT-s$BENCH_SEED.txt

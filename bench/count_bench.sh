@@ -33,21 +33,11 @@
 #       private redis-server on a free loopback port without persistence
 set -euo pipefail
 
-script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-NAME=count_bench
-source "$script_dir/lib.sh"
-build_dir=$(bench_build_dir "${1:-}")
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" count_bench "${1:-}"
 
-RUNS=${RUNS:-3}
-SLOW_RUNS=${SLOW_RUNS:-1}
-SKIP_SLOW=${SKIP_SLOW:-0}
-SKIP_REDIS=${SKIP_REDIS:-0}
-BENCH_DIR=${BENCH_DIR:-/tmp/sketch-bench}
-BENCH_LINES=${BENCH_LINES:-40000000}
-BENCH_DISTINCT=${BENCH_DISTINCT:-10000000}
-BENCH_SEED=${BENCH_SEED:-1}
+bench_defaults RUNS=3 SLOW_RUNS=1 SKIP_SLOW=0 SKIP_REDIS=0 BENCH_DIR=/tmp/sketch-bench \
+    BENCH_LINES=40000000 BENCH_DISTINCT=10000000 BENCH_SEED=1 PFADD_BATCH=1000
 BENCH_FILE=${BENCH_FILE:-$BENCH_DIR/lines-n$BENCH_LINES-d$BENCH_DISTINCT-s$BENCH_SEED.txt}
-PFADD_BATCH=${PFADD_BATCH:-1000}
 
 bench_require_positive RUNS SLOW_RUNS BENCH_LINES BENCH_DISTINCT PFADD_BATCH
 bench_require_seed
@@ -55,26 +45,10 @@ bench_require_seed
 SKETCH=$build_dir/cli/sketch
 GEN=$build_dir/bench/gen_lines
 RESP=$build_dir/bench/resp_pfadd
-if [[ ! -x $SKETCH || ! -x $GEN || ! -x $RESP ]] && [[ -f $build_dir/CMakeCache.txt ]] &&
-   command -v cmake >/dev/null; then
-    echo "building sketch_cli, gen_lines and resp_pfadd in $build_dir..." >&2
-    cmake --build "$build_dir" --target sketch_cli gen_lines resp_pfadd >&2
-fi
-for exe in "$SKETCH" "$GEN" "$RESP"; do
-    if [[ ! -x $exe ]]; then
-        echo "count_bench: $exe not found; build first: cmake --build $build_dir" >&2
-        exit 2
-    fi
-done
+bench_require_built sketch_cli="$SKETCH" gen_lines="$GEN" resp_pfadd="$RESP"
 needed=(wc sort awk cat)
 [[ $SKIP_REDIS == 1 ]] || needed+=(redis-server redis-cli)
-for tool in "${needed[@]}"; do
-    if ! command -v "$tool" >/dev/null; then
-        echo "count_bench: '$tool' not found on PATH" \
-             "(SKIP_REDIS=1 skips Redis)" >&2
-        exit 2
-    fi
-done
+bench_require_tools "SKIP_REDIS=1 skips Redis" "${needed[@]}"
 
 # ---- scratch space and cleanup ----------------------------------------------
 

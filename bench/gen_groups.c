@@ -18,13 +18,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-static uint64_t splitmix64(uint64_t *s)
-{
-    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
+#include "bench_util.h"
 
 static void usage(void)
 {

@@ -34,16 +34,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench_util.h"
+
 #define OUT_BUF_SIZE (8u << 20)
 #define MAX_LINE 64
-
-static uint64_t splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
 
 /* An integer in [0, n) for n <= 2^32 - 1 (multiply-shift of 32 random bits;
  * the bias, below n / 2^32, is irrelevant here and deterministic). */

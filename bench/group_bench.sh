@@ -33,32 +33,16 @@
 # standard errors at p = 14).
 set -euo pipefail
 
-script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-NAME=group_bench
-source "$script_dir/lib.sh"
-build_dir=$(bench_build_dir "${1:-}")
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" group_bench "${1:-}"
 
-RUNS=${RUNS:-3}
-SLOW_RUNS=${SLOW_RUNS:-1}
-GROUP_ROWS=${GROUP_ROWS:-40000000}
-GROUP_COUNTS=${GROUP_COUNTS:-"1000 1000000"}
-BENCH_DIR=${BENCH_DIR:-/tmp/sketch-bench}
+bench_defaults RUNS=3 SLOW_RUNS=1 GROUP_ROWS=40000000 GROUP_COUNTS="1000 1000000" \
+    BENCH_DIR=/tmp/sketch-bench
 bench_require_positive RUNS SLOW_RUNS GROUP_ROWS
 
 SKETCH=$build_dir/cli/sketch
 GEN=$build_dir/bench/gen_groups
-for exe in "$SKETCH" "$GEN"; do
-    if [[ ! -x $exe ]]; then
-        echo "group_bench: $exe not found; build first: cmake --build $build_dir" >&2
-        exit 2
-    fi
-done
-for tool in node npm datamash sort cut uniq python3 /usr/bin/time; do
-    if ! command -v "$tool" >/dev/null; then
-        echo "group_bench: '$tool' not found" >&2
-        exit 2
-    fi
-done
+bench_require_built sketch_cli="$SKETCH" gen_groups="$GEN"
+bench_require_tools "" node npm datamash sort cut uniq python3 /usr/bin/time
 duck=$script_dir/duckdb
 if [[ ! -d $duck/node_modules/@duckdb/node-api ]]; then
     echo "installing DuckDB in $duck (npm ci)..." >&2

@@ -95,6 +95,7 @@
 #include <gsl/gsl_rng.h>
 #include <xxhash.h>
 
+#include "bench_util.h"
 #include "common/format.h"
 #include "sketch/hll.h"
 
@@ -129,14 +130,6 @@ static double now_s(void)
 typedef struct xo_state {
     uint64_t s[4];
 } xo_state;
-
-static uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
 
 static inline uint64_t rotl(uint64_t x, int k)
 {
@@ -551,12 +544,7 @@ static void usage(void)
 
 static uint64_t parse_u64(const char *s)
 {
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0')
-        usage();
-    return v;
+    return bench_parse_u64(s, usage);
 }
 
 int main(int argc, char **argv)
@@ -571,17 +559,7 @@ int main(int argc, char **argv)
     while ((c = getopt(argc, argv, "t:p:d:N:s:j:S:o:R:qh")) != -1) {
         switch (c) {
         case 't': trials = (unsigned)parse_u64(optarg); break;
-        case 'p': {
-            np = 0;
-            char *copy = strdup(optarg), *save = NULL;
-            for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-                if (np == MAX_PRECISIONS)
-                    usage();
-                precisions[np++] = (unsigned)parse_u64(tok);
-            }
-            free(copy);
-            break;
-        }
+        case 'p': np = bench_parse_list(optarg, precisions, MAX_PRECISIONS, usage); break;
         case 'd': per_decade = (unsigned)parse_u64(optarg); break;
         case 'N': max_n = parse_u64(optarg); break;
         case 's': switch_mult = (unsigned)parse_u64(optarg); break;

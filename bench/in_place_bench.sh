@@ -22,24 +22,18 @@
 # (1000000).
 set -euo pipefail
 
-script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-NAME=in_place_bench
-source "$script_dir/lib.sh"
-build_dir=$(bench_build_dir "${1:-}")
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" in_place_bench "${1:-}"
 peer=${2:-}
 
-ROUNDS=${ROUNDS:-5}
-BENCH_DIR=${BENCH_DIR:-/tmp/sketch-bench}
-FILTER_ITEMS=${FILTER_ITEMS:-850000000}
-ADD_ITEMS=${ADD_ITEMS:-3}
-BULK_ITEMS=${BULK_ITEMS:-1000000}
+bench_defaults ROUNDS=5 BENCH_DIR=/tmp/sketch-bench FILTER_ITEMS=850000000 ADD_ITEMS=3 \
+    BULK_ITEMS=1000000
 bench_require_positive ROUNDS FILTER_ITEMS ADD_ITEMS BULK_ITEMS
 
 SKETCH=$build_dir/cli/sketch
-[[ -x $SKETCH ]] || { echo "$NAME: $SKETCH not found; build first" >&2; exit 2; }
+bench_require_built sketch_cli="$SKETCH"
 [[ -z $peer || -x $peer ]] || { echo "$NAME: peer '$peer' is not executable" >&2; exit 2; }
 [[ -x /usr/bin/time ]] || { echo "$NAME: GNU time not found (apt-get install time)" >&2; exit 2; }
-command -v python3 > /dev/null || { echo "$NAME: python3 not found" >&2; exit 2; }
+bench_require_tools "" python3
 
 mkdir -p "$BENCH_DIR"
 work=$(mktemp -d "$BENCH_DIR/in-place.XXXXXX")

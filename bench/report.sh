@@ -92,24 +92,42 @@ while getopts "qo:s:nB:A:L:D:S:C:M:R:h" opt; do
     esac
 done
 
+# The sizes of the sections: each setting, its quick value | its full one.
+while IFS='|' read -r name small full; do
+    read -r name <<< "$name"
+    if ((quick)); then read -r value <<< "$small"; else read -r value <<< "$full"; fi
+    printf -v "$name" '%s' "$value"
+done <<'SIZES'
+hll_runs          | 7               | 9
+bloom_ns          | 1000000,4000000 | 10000000,100000000
+bloom_absent      | 1000000         | 10000000
+bloom_runs        | 3               | 5
+bloom_runs_large  | 1               | 3
+count_lines       | 2000000         | 40000000
+count_distinct    | 500000          | 10000000
+count_runs        | 3               | 3
+count_slow        | 1               | 1
+group_rows        | 2000000         | 40000000
+group_counts      | 1000 100000     | 1000 1000000
+group_runs        | 3               | 3
+cli_items         | 200000          | 3300000
+cli_runs          | 3               | 5
+module_requests   | 200000          | 1000000
+module_rounds     | 2               | 5
+module_set        | 100000          | 1000000
+compressed_lines  | 1000000         | 10000000
+compressed_rounds | 3               | 5
+inplace_items     | 100000000       | 850000000
+inplace_bulk      | 100000          | 1000000
+inplace_rounds    | 3               | 5
+pg_rows           | 1000000         | 10000000 100000000
+pg_groups         | 1000 10000      | 1000 100000
+pg_runs           | 3               | 3
+SIZES
 if ((quick)); then
-    hll_runs=7 bloom_ns=1000000,4000000 bloom_absent=1000000 bloom_runs=3 bloom_runs_large=1
-    count_lines=2000000 count_distinct=500000 count_runs=3 count_slow=1
-    group_rows=2000000 group_counts="1000 100000" group_runs=3
-    cli_items=200000 cli_runs=3 module_requests=200000 module_rounds=2 module_set=100000
-    compressed_lines=1000000 compressed_rounds=3
-    inplace_items=100000000 inplace_bulk=100000 inplace_rounds=3
-    pg_rows=1000000 pg_groups="1000 10000" pg_runs=3
     mode="quick (small sizes: a smoke run, not a measurement)"
     [[ -n $report ]] || report=$build/benchmarks.md
 else
-    hll_runs=9 bloom_ns=10000000,100000000 bloom_absent=10000000 bloom_runs=5 bloom_runs_large=3
-    count_lines=40000000 count_distinct=10000000 count_runs=3 count_slow=1
-    group_rows=40000000 group_counts="1000 1000000" group_runs=3
-    cli_items=3300000 cli_runs=5 module_requests=1000000 module_rounds=5 module_set=1000000
-    compressed_lines=10000000 compressed_rounds=5
-    inplace_items=850000000 inplace_bulk=1000000 inplace_rounds=5
-    pg_rows="10000000 100000000" pg_groups="1000 100000" pg_runs=3
     mode="full"
     [[ -n $report ]] || report=$root/docs/benchmarks.md
 fi

@@ -15,28 +15,8 @@
 #include <unistd.h>
 
 #include "fuzz_util.h"
+#include "fuzz_temp.h"
 #include "sketch.h"
-
-static char path[4096];
-
-static void remove_file(void)
-{
-    unlink(path);
-    char *slash = strrchr(path, '/');
-    if (slash != NULL) {
-        *slash = '\0';
-        rmdir(path);
-    }
-}
-
-static void make_path(void)
-{
-    const char *tmp = getenv("TMPDIR");
-    snprintf(path, sizeof path, "%s/sketch-fuzz-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    FUZZ_CHECK(mkdtemp(path) != NULL);
-    strcat(path, "/filter.bloom");
-    atexit(remove_file);
-}
 
 static void check_dump(const sk_bloom *f)
 {
@@ -67,8 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size == 0)
         return 0;
-    if (path[0] == '\0')
-        make_path();
+    const char *path = fuzz_temp_file("filter.bloom");
     uint8_t control = data[0];
     uint8_t *buf = malloc(size);
     FUZZ_CHECK(buf != NULL);

@@ -24,7 +24,6 @@
 
 #include "access/detoast.h"
 #include "funcapi.h"
-#include "libpq/pqformat.h"
 #include "nodes/primnodes.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
@@ -34,11 +33,6 @@
  * header and layer table may take beyond its bit array. */
 #define BLOOM_MAX_BYTES ((size_t)(MaxAllocSize - VARHDRSZ))
 #define BLOOM_HEADER_ALLOWANCE ((uint64_t)4096)
-
-static int64 u64_datum(uint64_t x)
-{
-    return x > (uint64_t)PG_INT64_MAX ? PG_INT64_MAX : (int64)x;
-}
 
 /* The filter that a stored value holds, in cxt (data_corrupted if it does
  * not deserialize: no input function made it). */
@@ -64,8 +58,7 @@ static struct varlena *filter_to_value(const sk_bloom *f)
     struct varlena *value = palloc(VARHDRSZ + (size_t)size);
     size_t len;
     int status = sk_bloom_serialize(f, VARDATA(value), (size_t)size, &len);
-    if (status != SK_OK)
-        pg_sketch_error(status, ERRCODE_INTERNAL_ERROR, "cannot serialize the filter");
+    pg_sketch_check(status, "cannot serialize the filter");
     SET_VARSIZE(value, VARHDRSZ + len);
     return value;
 }
@@ -93,10 +86,8 @@ static void check_filter(const char *bytes, size_t len, const char *literal)
 PG_FUNCTION_INFO_V1(bloom_in);
 Datum bloom_in(PG_FUNCTION_ARGS)
 {
-    const char *literal = PG_GETARG_CSTRING(0);
-    struct varlena *value = pg_sketch_hex_in(literal, "bloom", BLOOM_MAX_BYTES);
-    check_filter(VARDATA(value), VARSIZE(value) - VARHDRSZ, literal);
-    PG_RETURN_POINTER(value);
+    PG_RETURN_POINTER(
+        pg_sketch_value_in(PG_GETARG_CSTRING(0), "bloom", BLOOM_MAX_BYTES, check_filter));
 }
 
 PG_FUNCTION_INFO_V1(bloom_out);
@@ -108,24 +99,14 @@ Datum bloom_out(PG_FUNCTION_ARGS)
 PG_FUNCTION_INFO_V1(bloom_recv);
 Datum bloom_recv(PG_FUNCTION_ARGS)
 {
-    StringInfo message = (StringInfo)PG_GETARG_POINTER(0);
-    int size = message->len - message->cursor;
-    const char *bytes = pq_getmsgbytes(message, size);
-    check_filter(bytes, (size_t)size, NULL);
-    struct varlena *value = palloc(VARHDRSZ + size);
-    memcpy(VARDATA(value), bytes, size);
-    SET_VARSIZE(value, VARHDRSZ + size);
-    PG_RETURN_POINTER(value);
+    PG_RETURN_POINTER(pg_sketch_value_recv((StringInfo)PG_GETARG_POINTER(0), "bloom",
+                                           BLOOM_MAX_BYTES, check_filter));
 }
 
 PG_FUNCTION_INFO_V1(bloom_send);
 Datum bloom_send(PG_FUNCTION_ARGS)
 {
-    struct varlena *value = PG_DETOAST_DATUM_PACKED(PG_GETARG_DATUM(0));
-    StringInfoData message;
-    pq_begintypsend(&message);
-    pq_sendbytes(&message, VARDATA_ANY(value), VARSIZE_ANY_EXHDR(value));
-    PG_RETURN_BYTEA_P(pq_endtypsend(&message));
+    PG_RETURN_BYTEA_P(pg_sketch_value_send(PG_DETOAST_DATUM_PACKED(PG_GETARG_DATUM(0))));
 }
 
 /* bloom_contains(filter, value) and filter @> value: false if the value is
@@ -305,8 +286,7 @@ static void merge_filters(sk_bloom *dst, const sk_bloom *src)
                                                                     : SK_EINCOMPAT;
     if (status == SK_EINCOMPAT)
         different_shapes(&a, &b);
-    if (status != SK_OK)
-        pg_sketch_error(status, ERRCODE_INTERNAL_ERROR, "cannot merge the filters");
+    pg_sketch_check(status, "cannot merge the filters");
 }
 
 /* Whether every one of the first `bits` bits of the array at `array` is set. */
@@ -332,8 +312,7 @@ static bool all_set(const unsigned char *array, uint64_t bits)
 static struct varlena *value_counted_from_bits(sk_bloom *f)
 {
     int status = sk_bloom_merge(f, f);
-    if (status != SK_OK)
-        pg_sketch_error(status, ERRCODE_INTERNAL_ERROR, "cannot count the filter");
+    pg_sketch_check(status, "cannot count the filter");
     struct varlena *value = filter_to_value(f);
     sk_bloom_info info;
     sk_bloom_get_info(f, &info);
@@ -380,26 +359,21 @@ Datum bloom_union(PG_FUNCTION_ARGS)
 PG_FUNCTION_INFO_V1(bloom_info);
 Datum bloom_info(PG_FUNCTION_ARGS)
 {
-    TupleDesc desc;
-    if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
-        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                        errmsg("function returning record called in context that cannot "
-                               "accept type record")));
-    desc = BlessTupleDesc(desc);
+    TupleDesc desc = pg_sketch_result_row(fcinfo);
     sk_bloom *f = filter_from_value(PG_DETOAST_DATUM_PACKED(PG_GETARG_DATUM(0)),
                                     CurrentMemoryContext);
     sk_bloom_info info;
     sk_bloom_get_info(f, &info);
     Datum values[INFO_COLUMNS] = {
         PointerGetDatum(cstring_to_text(layout_name(info.layout))),
-        Int64GetDatum(u64_datum(info.bits)),
+        Int64GetDatum(pg_sketch_int64(info.bits)),
         Int32GetDatum((int32)info.hashes),
-        Int64GetDatum(u64_datum(info.capacity)),
+        Int64GetDatum(pg_sketch_int64(info.capacity)),
         Float8GetDatum(info.fp_rate),
-        Int64GetDatum(u64_datum(info.count)),
-        Int64GetDatum(u64_datum(sk_bloom_serialized_size(f))),
+        Int64GetDatum(pg_sketch_int64(info.count)),
+        Int64GetDatum(pg_sketch_int64(sk_bloom_serialized_size(f))),
         Float8GetDatum(sk_bloom_expected_fp_rate(f, info.count)),
-        Int64GetDatum(u64_datum(sk_bloom_estimate_items(f)))};
+        Int64GetDatum(pg_sketch_int64(sk_bloom_estimate_items(f)))};
     bool nulls[INFO_COLUMNS] = {false};
     sk_bloom_free(f);
     PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
@@ -446,8 +420,7 @@ static bloom_state *new_state(MemoryContext cxt, int64 capacity, float8 rate)
         pg_sketch_error(status, ERRCODE_INVALID_PARAMETER_VALUE, "cannot create the filter");
     bloom_state *state = MemoryContextAlloc(cxt, sizeof *state);
     status = sk_bloom_create(&state->filter, &opts);
-    if (status != SK_OK)
-        pg_sketch_error(status, ERRCODE_INTERNAL_ERROR, "cannot create the filter");
+    pg_sketch_check(status, "cannot create the filter");
     state->capacity = capacity;
     state->rate = rate;
     return state;
@@ -459,7 +432,7 @@ static bloom_state *state_of(MemoryContext cxt, sk_bloom *f)
     sk_bloom_info info;
     sk_bloom_get_info(f, &info);
     bloom_state *state = MemoryContextAlloc(cxt, sizeof *state);
-    *state = (bloom_state){f, u64_datum(info.capacity), info.fp_rate};
+    *state = (bloom_state){f, pg_sketch_int64(info.capacity), info.fp_rate};
     return state;
 }
 
@@ -483,7 +456,7 @@ PG_FUNCTION_INFO_V1(bloom_agg_trans);
 Datum bloom_agg_trans(PG_FUNCTION_ARGS)
 {
     MemoryContext cxt = pg_sketch_aggregate_context(fcinfo, "bloom_agg_trans");
-    bloom_state *state = PG_ARGISNULL(0) ? NULL : (bloom_state *)PG_GETARG_POINTER(0);
+    bloom_state *state = PG_GETARG_STATE_OR_NULL(0);
     if (PG_ARGISNULL(2) || PG_ARGISNULL(3))
         ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
                         errmsg("bloom_agg's capacity and rate must not be NULL")));
@@ -498,13 +471,10 @@ Datum bloom_agg_trans(PG_FUNCTION_ARGS)
                                   (long long)state->capacity, state->rate,
                                   (long long)capacity, rate)));
     if (!PG_ARGISNULL(1)) {
-        if (fcinfo->flinfo->fn_extra == NULL)
-            fcinfo->flinfo->fn_extra =
-                MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(pg_sketch_item));
         const char *data;
         size_t len;
         void *to_free;
-        pg_sketch_item_bytes(fcinfo, 1, fcinfo->flinfo->fn_extra, &data, &len, &to_free);
+        pg_sketch_item_bytes(fcinfo, 1, pg_sketch_item_of(fcinfo), &data, &len, &to_free);
         int status = sk_bloom_add(state->filter, data, len);
         if (to_free != NULL)
             pfree(to_free);
@@ -520,7 +490,7 @@ PG_FUNCTION_INFO_V1(bloom_union_agg_trans);
 Datum bloom_union_agg_trans(PG_FUNCTION_ARGS)
 {
     MemoryContext cxt = pg_sketch_aggregate_context(fcinfo, "bloom_union_agg_trans");
-    bloom_state *state = PG_ARGISNULL(0) ? NULL : (bloom_state *)PG_GETARG_POINTER(0);
+    bloom_state *state = PG_GETARG_STATE_OR_NULL(0);
     if (!PG_ARGISNULL(1)) {
         struct varlena *value = PG_DETOAST_DATUM_PACKED(PG_GETARG_DATUM(1));
         if (state == NULL) {
@@ -531,9 +501,7 @@ Datum bloom_union_agg_trans(PG_FUNCTION_ARGS)
             sk_bloom_free(f);
         }
     }
-    if (state == NULL)
-        PG_RETURN_NULL();
-    PG_RETURN_POINTER(state);
+    PG_RETURN_STATE_OR_NULL(state);
 }
 
 /* The second state may live in a shorter context (a deserialized one
@@ -542,12 +510,10 @@ PG_FUNCTION_INFO_V1(bloom_agg_combine);
 Datum bloom_agg_combine(PG_FUNCTION_ARGS)
 {
     MemoryContext cxt = pg_sketch_aggregate_context(fcinfo, "bloom_agg_combine");
-    bloom_state *state = PG_ARGISNULL(0) ? NULL : (bloom_state *)PG_GETARG_POINTER(0);
+    bloom_state *state = PG_GETARG_STATE_OR_NULL(0);
     if (!PG_ARGISNULL(1))
         merge_into(cxt, &state, ((const bloom_state *)PG_GETARG_POINTER(1))->filter);
-    if (state == NULL)
-        PG_RETURN_NULL();
-    PG_RETURN_POINTER(state);
+    PG_RETURN_STATE_OR_NULL(state);
 }
 
 PG_FUNCTION_INFO_V1(bloom_agg_serialize);

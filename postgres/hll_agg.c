@@ -25,15 +25,6 @@
  */
 #include "pg_sketch.h"
 
-/* The item type of hll_agg's value, in its transition function's fn_extra. */
-static pg_sketch_item *item_of(FunctionCallInfo fcinfo)
-{
-    if (fcinfo->flinfo->fn_extra == NULL)
-        fcinfo->flinfo->fn_extra =
-            MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(pg_sketch_item));
-    return fcinfo->flinfo->fn_extra;
-}
-
 /* Hashes a state holds before it adds them: enough to overlap the misses
  * of a cold sketch (sk_hll_add_hashes prefetches 8 ahead), and as many as
  * make the state 256 bytes, one of palloc's sizes (32 would round it up to
@@ -63,8 +54,7 @@ static hll_state *new_state(MemoryContext cxt, unsigned precision)
     sk_allocator allocator = pg_sketch_allocator(cxt);
     sk_hll *sketch;
     int status = sk_hll_create(&sketch, precision, &allocator);
-    if (status != SK_OK)
-        pg_sketch_error(status, ERRCODE_INTERNAL_ERROR, "cannot create a sketch");
+    pg_sketch_check(status, "cannot create a sketch");
     return state_of(cxt, sketch);
 }
 
@@ -87,8 +77,7 @@ static void merge_into(MemoryContext cxt, hll_state **state, const sk_hll *src)
     if (*state == NULL)
         *state = new_state(cxt, sk_hll_precision(src));
     int status = sk_hll_merge(sketch_of(*state), src);
-    if (status != SK_OK)
-        pg_sketch_error(status, ERRCODE_INTERNAL_ERROR, "cannot merge the sketches");
+    pg_sketch_check(status, "cannot merge the sketches");
 }
 
 /* hll_agg_trans(state, value [, precision]). The state exists from the
@@ -98,7 +87,7 @@ static void merge_into(MemoryContext cxt, hll_state **state, const sk_hll *src)
 PG_FUNCTION_INFO_V1(hll_agg_trans);
 Datum hll_agg_trans(PG_FUNCTION_ARGS)
 {
-    hll_state *state = PG_ARGISNULL(0) ? NULL : (hll_state *)PG_GETARG_POINTER(0);
+    hll_state *state = PG_GETARG_STATE_OR_NULL(0);
     unsigned precision = SK_HLL_DEFAULT_PRECISION;
     if (PG_NARGS() > 2) {
         if (PG_ARGISNULL(2))
@@ -119,7 +108,7 @@ Datum hll_agg_trans(PG_FUNCTION_ARGS)
         const char *data;
         size_t len;
         void *to_free;
-        pg_sketch_item_bytes(fcinfo, 1, item_of(fcinfo), &data, &len, &to_free);
+        pg_sketch_item_bytes(fcinfo, 1, pg_sketch_item_of(fcinfo), &data, &len, &to_free);
         state->hashes[state->pending++] = sk_hll_hash(data, len);
         if (to_free != NULL)
             pfree(to_free);
@@ -136,15 +125,13 @@ PG_FUNCTION_INFO_V1(hll_union_agg_trans);
 Datum hll_union_agg_trans(PG_FUNCTION_ARGS)
 {
     MemoryContext cxt = pg_sketch_aggregate_context(fcinfo, "hll_union_agg_trans");
-    hll_state *state = PG_ARGISNULL(0) ? NULL : (hll_state *)PG_GETARG_POINTER(0);
+    hll_state *state = PG_GETARG_STATE_OR_NULL(0);
     if (!PG_ARGISNULL(1)) {
         sk_hll *h = pg_hll_from_value(PG_GETARG_HLL_P(1), CurrentMemoryContext);
         merge_into(cxt, &state, h);
         sk_hll_free(h);
     }
-    if (state == NULL)
-        PG_RETURN_NULL();
-    PG_RETURN_POINTER(state);
+    PG_RETURN_STATE_OR_NULL(state);
 }
 
 /* Combines two partial states. The second one may live in a shorter
@@ -154,12 +141,10 @@ PG_FUNCTION_INFO_V1(hll_agg_combine);
 Datum hll_agg_combine(PG_FUNCTION_ARGS)
 {
     MemoryContext cxt = pg_sketch_aggregate_context(fcinfo, "hll_agg_combine");
-    hll_state *state = PG_ARGISNULL(0) ? NULL : (hll_state *)PG_GETARG_POINTER(0);
+    hll_state *state = PG_GETARG_STATE_OR_NULL(0);
     if (!PG_ARGISNULL(1))
         merge_into(cxt, &state, sketch_of((hll_state *)PG_GETARG_POINTER(1)));
-    if (state == NULL)
-        PG_RETURN_NULL();
-    PG_RETURN_POINTER(state);
+    PG_RETURN_STATE_OR_NULL(state);
 }
 
 /* A partial state as bytea for the leader: the native format. */

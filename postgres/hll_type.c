@@ -17,17 +17,10 @@
 #include "pg_sketch.h"
 
 #include "funcapi.h"
-#include "libpq/pqformat.h"
 
 /* Bounds at 2 standard errors, index 1 of sk_hll_estimate's and
  * sk_hll_part's lower and upper (1, 2 and 3 sd). */
 #define BOUNDS_2SD 1
-
-/* A count as bigint: the estimate of saturated registers can pass 2^63. */
-static int64 count_datum(uint64_t count)
-{
-    return count > (uint64_t)PG_INT64_MAX ? PG_INT64_MAX : (int64)count;
-}
 
 /* Checks bytes[0..len) with the library: a sketch in the native format, or
  * an ERROR saying what the library found wrong: invalid_text_representation
@@ -56,13 +49,19 @@ static void check_native(const char *bytes, size_t len, const char *literal)
                     hint != NULL ? errhint("%s", hint) : 0));
 }
 
+/* h as a new hll value; h is freed. */
+static struct varlena *value_of(sk_hll *h)
+{
+    struct varlena *value = pg_hll_to_value(h);
+    sk_hll_free(h);
+    return value;
+}
+
 PG_FUNCTION_INFO_V1(hll_in);
 Datum hll_in(PG_FUNCTION_ARGS)
 {
-    const char *literal = PG_GETARG_CSTRING(0);
-    struct varlena *value = pg_sketch_hex_in(literal, "hll", SK_HLL_MAX_SERIALIZED_SIZE);
-    check_native(VARDATA(value), VARSIZE(value) - VARHDRSZ, literal);
-    PG_RETURN_POINTER(value);
+    PG_RETURN_POINTER(pg_sketch_value_in(PG_GETARG_CSTRING(0), "hll",
+                                         SK_HLL_MAX_SERIALIZED_SIZE, check_native));
 }
 
 PG_FUNCTION_INFO_V1(hll_out);
@@ -74,48 +73,23 @@ Datum hll_out(PG_FUNCTION_ARGS)
 PG_FUNCTION_INFO_V1(hll_recv);
 Datum hll_recv(PG_FUNCTION_ARGS)
 {
-    StringInfo message = (StringInfo)PG_GETARG_POINTER(0);
-    int size = message->len - message->cursor;
-    if ((size_t)size > SK_HLL_MAX_SERIALIZED_SIZE)
-        ereport(ERROR, (errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
-                        errmsg("invalid binary hll value"),
-                        errdetail("%d bytes are more than any sketch has.", size)));
-    const char *bytes = pq_getmsgbytes(message, size);
-    check_native(bytes, (size_t)size, NULL);
-    struct varlena *value = palloc(VARHDRSZ + size);
-    memcpy(VARDATA(value), bytes, size);
-    SET_VARSIZE(value, VARHDRSZ + size);
-    PG_RETURN_POINTER(value);
+    PG_RETURN_POINTER(pg_sketch_value_recv((StringInfo)PG_GETARG_POINTER(0), "hll",
+                                           SK_HLL_MAX_SERIALIZED_SIZE, check_native));
 }
 
 PG_FUNCTION_INFO_V1(hll_send);
 Datum hll_send(PG_FUNCTION_ARGS)
 {
-    struct varlena *value = PG_GETARG_HLL_P(0);
-    StringInfoData message;
-    pq_begintypsend(&message);
-    pq_sendbytes(&message, VARDATA_ANY(value), VARSIZE_ANY_EXHDR(value));
-    PG_RETURN_BYTEA_P(pq_endtypsend(&message));
+    PG_RETURN_BYTEA_P(pg_sketch_value_send(PG_GETARG_HLL_P(0)));
 }
 
 PG_FUNCTION_INFO_V1(hll_count);
 Datum hll_count(PG_FUNCTION_ARGS)
 {
     sk_hll *h = pg_hll_from_value(PG_GETARG_HLL_P(0), CurrentMemoryContext);
-    int64 count = count_datum(sk_hll_count(h));
+    int64 count = pg_sketch_int64(sk_hll_count(h));
     sk_hll_free(h);
     PG_RETURN_INT64(count);
-}
-
-/* The function's declared row type (its OUT parameters), ready to form. */
-static TupleDesc result_row(FunctionCallInfo fcinfo)
-{
-    TupleDesc desc;
-    if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
-        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                        errmsg("function returning record called in context that cannot "
-                               "accept type record")));
-    return BlessTupleDesc(desc);
 }
 
 /* hll_estimate(hll, OUT count bigint, OUT standard_error float8,
@@ -125,13 +99,13 @@ static TupleDesc result_row(FunctionCallInfo fcinfo)
 PG_FUNCTION_INFO_V1(hll_estimate);
 Datum hll_estimate(PG_FUNCTION_ARGS)
 {
-    TupleDesc desc = result_row(fcinfo);
+    TupleDesc desc = pg_sketch_result_row(fcinfo);
     sk_hll *h = pg_hll_from_value(PG_GETARG_HLL_P(0), CurrentMemoryContext);
     sk_hll_estimate e;
     sk_hll_estimate_with_bounds(h, &e);
     sk_hll_free(h);
     Datum values[ESTIMATE_COLUMNS] = {
-        Int64GetDatum(count_datum(e.count)), Float8GetDatum(e.relative_error),
+        Int64GetDatum(pg_sketch_int64(e.count)), Float8GetDatum(e.relative_error),
         Float8GetDatum(e.lower[BOUNDS_2SD]), Float8GetDatum(e.upper[BOUNDS_2SD])};
     bool nulls[ESTIMATE_COLUMNS] = {false};
     PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
@@ -144,13 +118,9 @@ Datum hll_union(PG_FUNCTION_ARGS)
 {
     sk_hll *a = pg_hll_from_value(PG_GETARG_HLL_P(0), CurrentMemoryContext);
     sk_hll *b = pg_hll_from_value(PG_GETARG_HLL_P(1), CurrentMemoryContext);
-    int status = sk_hll_merge(a, b);
-    if (status != SK_OK)
-        pg_sketch_error(status, ERRCODE_INTERNAL_ERROR, "cannot merge the sketches");
-    struct varlena *value = pg_hll_to_value(a);
-    sk_hll_free(a);
+    pg_sketch_check(sk_hll_merge(a, b), "cannot merge the sketches");
     sk_hll_free(b);
-    PG_RETURN_POINTER(value);
+    PG_RETURN_POINTER(value_of(a));
 }
 
 PG_FUNCTION_INFO_V1(hll_precision);
@@ -175,12 +145,8 @@ Datum hll_fold(PG_FUNCTION_ARGS)
                                sk_hll_precision(h), p),
                         errdetail("Folding lowers the precision; the registers a higher "
                                   "one needs were never kept.")));
-    int status = sk_hll_fold(h, p);
-    if (status != SK_OK)
-        pg_sketch_error(status, ERRCODE_INTERNAL_ERROR, "cannot fold the sketch");
-    struct varlena *value = pg_hll_to_value(h);
-    sk_hll_free(h);
-    PG_RETURN_POINTER(value);
+    pg_sketch_check(sk_hll_fold(h, p), "cannot fold the sketch");
+    PG_RETURN_POINTER(value_of(h));
 }
 
 /* hll_compare(a, b): sk_hll_compare's joint estimate (docs/hll-compare.md)
@@ -192,13 +158,11 @@ Datum hll_fold(PG_FUNCTION_ARGS)
 PG_FUNCTION_INFO_V1(hll_compare);
 Datum hll_compare(PG_FUNCTION_ARGS)
 {
-    TupleDesc desc = result_row(fcinfo);
+    TupleDesc desc = pg_sketch_result_row(fcinfo);
     sk_hll *a = pg_hll_from_value(PG_GETARG_HLL_P(0), CurrentMemoryContext);
     sk_hll *b = pg_hll_from_value(PG_GETARG_HLL_P(1), CurrentMemoryContext);
     sk_hll_comparison c;
-    int status = sk_hll_compare(a, b, &c);
-    if (status != SK_OK)
-        pg_sketch_error(status, ERRCODE_INTERNAL_ERROR, "cannot compare the sketches");
+    pg_sketch_check(sk_hll_compare(a, b, &c), "cannot compare the sketches");
     sk_hll_free(a);
     sk_hll_free(b);
     const sk_hll_part *parts[COMPARE_PARTS] = {&c.either, &c.both, &c.a_only,
@@ -229,9 +193,8 @@ Datum hll_to_redis(PG_FUNCTION_ARGS)
                                   "folded down to it, never raised.",
                                   SK_HLL_REDIS_PRECISION)));
     bytea *out = palloc(VARHDRSZ + size);
-    int status = sk_hll_serialize(h, SK_HLL_REDIS, VARDATA(out), size, &len);
-    if (status != SK_OK)
-        pg_sketch_error(status, ERRCODE_INTERNAL_ERROR, "cannot write the Redis string");
+    pg_sketch_check(sk_hll_serialize(h, SK_HLL_REDIS, VARDATA(out), size, &len),
+                    "cannot write the Redis string");
     SET_VARSIZE(out, VARHDRSZ + len);
     sk_hll_free(h);
     PG_RETURN_BYTEA_P(out);
@@ -260,7 +223,5 @@ Datum hll_from_redis(PG_FUNCTION_ARGS)
                                               "own format; cast their \\x text to hll instead."
                                             : sk_strerror(status))));
     }
-    struct varlena *value = pg_hll_to_value(h);
-    sk_hll_free(h);
-    PG_RETURN_POINTER(value);
+    PG_RETURN_POINTER(value_of(h));
 }

@@ -8,6 +8,8 @@
 #include "pg_sketch.h"
 
 #include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "libpq/pqformat.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -201,4 +203,46 @@ char *pg_sketch_hex_out(const struct varlena *value)
     uint64 written = hex_encode(VARDATA_ANY(value), size, text + HEX_PREFIX_LEN);
     text[HEX_PREFIX_LEN + written] = '\0';
     return text;
+}
+
+struct varlena *pg_sketch_value_in(const char *literal, const char *type_name, size_t max_size,
+                                   pg_sketch_check_fn check)
+{
+    struct varlena *value = pg_sketch_hex_in(literal, type_name, max_size);
+    check(VARDATA(value), VARSIZE(value) - VARHDRSZ, literal);
+    return value;
+}
+
+struct varlena *pg_sketch_value_recv(StringInfo message, const char *type_name, size_t max_size,
+                                     pg_sketch_check_fn check)
+{
+    int size = message->len - message->cursor;
+    if ((size_t)size > max_size)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+                        errmsg("invalid binary %s value", type_name),
+                        errdetail("%d bytes are more than any value of the type has.", size)));
+    const char *bytes = pq_getmsgbytes(message, size);
+    check(bytes, (size_t)size, NULL);
+    struct varlena *value = palloc(VARHDRSZ + size);
+    memcpy(VARDATA(value), bytes, size);
+    SET_VARSIZE(value, VARHDRSZ + size);
+    return value;
+}
+
+bytea *pg_sketch_value_send(const struct varlena *value)
+{
+    StringInfoData message;
+    pq_begintypsend(&message);
+    pq_sendbytes(&message, VARDATA_ANY(value), VARSIZE_ANY_EXHDR(value));
+    return pq_endtypsend(&message);
+}
+
+TupleDesc pg_sketch_result_row(FunctionCallInfo fcinfo)
+{
+    TupleDesc desc;
+    if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                        errmsg("function returning record called in context that cannot "
+                               "accept type record")));
+    return BlessTupleDesc(desc);
 }

@@ -22,7 +22,9 @@
 
 #include "postgres.h"
 
+#include "access/tupdesc.h"
 #include "fmgr.h"
+#include "lib/stringinfo.h"
 
 #include "sketch.h"
 
@@ -38,6 +40,20 @@ PG_SKETCH_LOCAL sk_allocator pg_sketch_allocator(MemoryContext cxt);
  * out_of_memory, anything else with the given SQLSTATE, the message
  * "what: <sk_strerror(status)>". */
 PG_SKETCH_LOCAL pg_attribute_noreturn() void pg_sketch_error(int status, int sqlstate, const char *what);
+
+/* pg_sketch_error with internal_error for a status other than SK_OK. */
+static inline void pg_sketch_check(int status, const char *what)
+{
+    if (status != SK_OK)
+        pg_sketch_error(status, ERRCODE_INTERNAL_ERROR, what);
+}
+
+/* A count as bigint: a uint64_t past 2^63 - 1 (an estimate of saturated
+ * registers can pass it) as the largest bigint. */
+static inline int64 pg_sketch_int64(uint64_t x)
+{
+    return x > (uint64_t)PG_INT64_MAX ? PG_INT64_MAX : (int64)x;
+}
 
 /* A precision argument checked against 4..18 (invalid_parameter_value). */
 PG_SKETCH_LOCAL unsigned pg_sketch_precision_arg(int32 precision);
@@ -60,6 +76,15 @@ typedef struct pg_sketch_item {
     bool own_bytes;  /* a varlena hashed as it is */
     FmgrInfo output; /* otherwise the type's output function */
 } pg_sketch_item;
+
+/* The item of a function that keeps nothing else in its fn_extra. */
+static inline pg_sketch_item *pg_sketch_item_of(FunctionCallInfo fcinfo)
+{
+    if (fcinfo->flinfo->fn_extra == NULL)
+        fcinfo->flinfo->fn_extra =
+            MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(pg_sketch_item));
+    return fcinfo->flinfo->fn_extra;
+}
 
 /* The item that argument argno (not NULL) of fcinfo stands for: *data and
  * *len. *to_free is what the caller may pfree afterwards (or NULL): the text
@@ -97,6 +122,34 @@ PG_SKETCH_LOCAL MemoryContext pg_sketch_aggregate_context(FunctionCallInfo fcinf
 PG_SKETCH_LOCAL struct varlena *pg_sketch_hex_in(const char *literal, const char *type_name,
                                                  size_t max_size);
 PG_SKETCH_LOCAL char *pg_sketch_hex_out(const struct varlena *value);
+
+/* What the input and receive functions of a type share: check(bytes, len,
+ * literal) raises the type's ERROR unless bytes[0..len) are a value of it,
+ * invalid_text_representation for a literal (not NULL),
+ * invalid_binary_representation otherwise. pg_sketch_value_in reads a text
+ * literal (pg_sketch_hex_in), pg_sketch_value_recv a binary message (the
+ * bytes themselves, refused as invalid_binary_representation past max_size
+ * bytes), both into a new value; pg_sketch_value_send writes one's bytes. */
+typedef void (*pg_sketch_check_fn)(const char *bytes, size_t len, const char *literal);
+PG_SKETCH_LOCAL struct varlena *pg_sketch_value_in(const char *literal, const char *type_name,
+                                                   size_t max_size, pg_sketch_check_fn check);
+PG_SKETCH_LOCAL struct varlena *pg_sketch_value_recv(StringInfo message, const char *type_name,
+                                                     size_t max_size, pg_sketch_check_fn check);
+PG_SKETCH_LOCAL bytea *pg_sketch_value_send(const struct varlena *value);
+
+/* The calling function's declared row type (its OUT parameters), blessed,
+ * ready for heap_form_tuple. */
+PG_SKETCH_LOCAL TupleDesc pg_sketch_result_row(FunctionCallInfo fcinfo);
+
+/* An aggregate's state argument, or NULL; and the return of a state that
+ * may still be NULL (no row yet) as SQL NULL. */
+#define PG_GETARG_STATE_OR_NULL(n) (PG_ARGISNULL(n) ? NULL : (void *)PG_GETARG_POINTER(n))
+#define PG_RETURN_STATE_OR_NULL(state)                                                           \
+    do {                                                                                         \
+        if ((state) == NULL)                                                                     \
+            PG_RETURN_NULL();                                                                    \
+        PG_RETURN_POINTER(state);                                                                \
+    } while (0)
 
 /* The ERROR for a literal that is not a value of type_name: the message
  * quotes the start of it, detail and hint (which may be NULL) say why. */

@@ -75,6 +75,8 @@
 
 #include <cmocka.h>
 
+#include "../common/test_util.h"
+
 #include "sketch.h"
 
 #define ABSENT_BIT (UINT64_C(1) << 62)
@@ -408,28 +410,28 @@ static void check(enum kind a, enum kind b)
     assert_int_equal(failures, 0);
 }
 
-static void test_classic(void **state)
+/* A test of the kinds a and b (check's arguments). */
+struct kinds {
+    int a, b;
+};
+
+static void test_kinds(void **state)
 {
-    (void)state;
-    check(CLASSIC, CLASSIC);
+    const struct kinds *k = *state;
+    check(k->a, k->b);
 }
 
-static void test_blocked(void **state)
+/* Whether the grid has a point of the kind (the two scalable ones count as
+ * SCALABLE_BLOCKED) with n items, or with rate p (the one of n and p that
+ * is not 0). */
+static int grid_has(int kind, uint64_t n, double p)
 {
-    (void)state;
-    check(BLOCKED, BLOCKED);
-}
-
-static void test_split(void **state)
-{
-    (void)state;
-    check(SPLIT, SPLIT);
-}
-
-static void test_scalable(void **state)
-{
-    (void)state;
-    check(SCALABLE_BLOCKED, SCALABLE_CLASSIC);
+    for (int i = 0; i < npoints; i++) {
+        int k = grid[i].kind == SCALABLE_CLASSIC ? SCALABLE_BLOCKED : (int)grid[i].kind;
+        if (k == kind && (n != 0 ? grid[i].n == n : fabs(grid[i].p / p - 1) < 1e-6))
+            return 1;
+    }
+    return 0;
 }
 
 /* The grid covers every n from 10^3 to 10^8 and every rate from 10^-1 to
@@ -438,33 +440,23 @@ static void test_grid_coverage(void **state)
 {
     (void)state;
     for (int kind = 0; kind < COVERED_KINDS; kind++) {
-        for (uint64_t n = 1000; n <= 100000000; n *= 10) {
-            int found = 0;
-            for (int i = 0; i < npoints; i++) {
-                int k = grid[i].kind == SCALABLE_CLASSIC ? SCALABLE_BLOCKED : (int)grid[i].kind;
-                found |= k == kind && grid[i].n == n;
-            }
-            assert_true(found);
-        }
-        for (double p = 1e-1; p > 5e-7; p /= 10) {
-            int found = 0;
-            for (int i = 0; i < npoints; i++) {
-                int k = grid[i].kind == SCALABLE_CLASSIC ? SCALABLE_BLOCKED : (int)grid[i].kind;
-                found |= k == kind && fabs(grid[i].p / p - 1) < 1e-6;
-            }
-            assert_true(found);
-        }
+        for (uint64_t n = 1000; n <= 100000000; n *= 10)
+            assert_true(grid_has(kind, n, 0));
+        for (double p = 1e-1; p > 5e-7; p /= 10)
+            assert_true(grid_has(kind, 0, p));
     }
 }
+
+#define KINDS(name, ...) CASE_TEST(name, test_kinds, struct kinds, __VA_ARGS__)
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_grid_coverage),
-        cmocka_unit_test(test_classic),
-        cmocka_unit_test(test_blocked),
-        cmocka_unit_test(test_split),
-        cmocka_unit_test(test_scalable),
+        KINDS(test_classic, CLASSIC, CLASSIC),
+        KINDS(test_blocked, BLOCKED, BLOCKED),
+        KINDS(test_split, SPLIT, SPLIT),
+        KINDS(test_scalable, SCALABLE_BLOCKED, SCALABLE_CLASSIC),
     };
     return cmocka_run_group_tests(tests, run_grid, NULL);
 }

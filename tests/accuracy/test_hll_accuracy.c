@@ -48,17 +48,11 @@
 
 #include <cmocka.h>
 
+#include "../common/test_util.h"
+
 #include "sketch.h"
 
 #define MAX_POINTS 64
-
-static uint64_t splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
 
 struct point {
     uint64_t n;
@@ -204,58 +198,33 @@ static void characterize(unsigned p, unsigned trials, uint64_t max, feed_fn feed
     assert_int_equal(failures, 0);
 }
 
-static void test_p4(void **state)
+/* One characterization: characterize's arguments, run as one test. */
+struct accuracy_case {
+    unsigned p, trials;
+    uint64_t max;
+    feed_fn feed;
+    int check_coverage;
+    double rmse_factor;
+};
+
+static void run_case(void **state)
 {
-    (void)state;
-    characterize(4, 20000, 2000, feed_random_hashes, 0, 1.25);
+    const struct accuracy_case *c = *state;
+    characterize(c->p, c->trials, c->max, c->feed, c->check_coverage, c->rmse_factor);
 }
 
-static void test_p8(void **state)
-{
-    (void)state;
-    characterize(8, 4000, 100000, feed_random_hashes, 1, 1.06);
-}
-
-static void test_p10(void **state)
-{
-    (void)state;
-    characterize(10, 2000, 100000, feed_random_hashes, 1, 1.06);
-}
-
-static void test_p14(void **state)
-{
-    (void)state;
-    characterize(14, 400, 1000000, feed_random_hashes, 1, 1.06);
-}
-
-static void test_p14_to_ten_million(void **state)
-{
-    (void)state;
-    characterize(14, 60, 10000000, feed_random_hashes, 0, 1.06);
-}
-
-static void test_p18(void **state)
-{
-    (void)state;
-    characterize(18, 60, 10000000, feed_random_hashes, 0, 1.06);
-}
-
-static void test_p12_real_items(void **state)
-{
-    (void)state;
-    characterize(12, 300, 200000, feed_real_items, 1, 1.06);
-}
+#define ACCURACY(name, ...) CASE_TEST(name, run_case, struct accuracy_case, __VA_ARGS__)
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_p4),
-        cmocka_unit_test(test_p8),
-        cmocka_unit_test(test_p10),
-        cmocka_unit_test(test_p14),
-        cmocka_unit_test(test_p14_to_ten_million),
-        cmocka_unit_test(test_p18),
-        cmocka_unit_test(test_p12_real_items),
+        ACCURACY(test_p4, 4, 20000, 2000, feed_random_hashes, 0, 1.25),
+        ACCURACY(test_p8, 8, 4000, 100000, feed_random_hashes, 1, 1.06),
+        ACCURACY(test_p10, 10, 2000, 100000, feed_random_hashes, 1, 1.06),
+        ACCURACY(test_p14, 14, 400, 1000000, feed_random_hashes, 1, 1.06),
+        ACCURACY(test_p14_to_ten_million, 14, 60, 10000000, feed_random_hashes, 0, 1.06),
+        ACCURACY(test_p18, 18, 60, 10000000, feed_random_hashes, 0, 1.06),
+        ACCURACY(test_p12_real_items, 12, 300, 200000, feed_real_items, 1, 1.06),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -47,15 +47,9 @@
 
 #include <cmocka.h>
 
-#include "sketch.h"
+#include "../common/test_util.h"
 
-static uint64_t splitmix64(uint64_t x)
-{
-    uint64_t z = x + UINT64_C(0x9e3779b97f4a7c15);
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
+#include "sketch.h"
 
 struct point {
     double a, b; /* |A|, |B| */
@@ -75,10 +69,10 @@ static void trial(unsigned p, uint64_t seed, double na, double nb, double nx, st
     assert_int_equal(sk_hll_new(&a, p), SK_OK);
     assert_int_equal(sk_hll_new(&b, p), SK_OK);
     /* ids [0, na) are A, [na - nx, na - nx + nb) are B */
-    uint64_t base = splitmix64(seed) & ~((UINT64_C(1) << 32) - 1);
+    uint64_t base = splitmix64_of(seed) & ~((UINT64_C(1) << 32) - 1);
     uint64_t first_b = (uint64_t)(na - nx), end_b = (uint64_t)(na - nx + nb);
     for (uint64_t i = 0; i < end_b; i++) {
-        uint64_t h = splitmix64(base + i);
+        uint64_t h = splitmix64_of(base + i);
         if (i < (uint64_t)na)
             assert_true(sk_hll_add_hash(a, h) >= 0);
         if (i >= first_b)

@@ -43,6 +43,8 @@
 
 #include <cmocka.h>
 
+#include "../common/test_util.h"
+
 #include "sketch.h"
 
 #define WRITERS 4
@@ -60,14 +62,6 @@
 #ifndef ITEMS_PER_WRITER
 #define ITEMS_PER_WRITER 400000
 #endif
-
-static uint64_t splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
 
 /* Writer w's item i: disjoint between writers, and from the absent items,
  * which have bit 62 set. */
@@ -213,11 +207,22 @@ static void *reader_main(void *arg)
     return NULL;
 }
 
-/* nwriters == 1: one writer, on a filter set to single-writer mode, that
- * mixes batches and single adds. in_place: the filter is a file opened in
- * place. */
-static void run_filter(sk_bloom_layout layout, int batch, unsigned nwriters, int in_place)
+/* A test's filter and writers. nwriters == 1: one writer, on a filter set
+ * to single-writer mode, that mixes batches and single adds. in_place: the
+ * filter is a file opened in place. */
+struct threads_case {
+    sk_bloom_layout layout;
+    int batch;
+    unsigned nwriters;
+    int in_place;
+};
+
+static void run_filter(void **state)
 {
+    const struct threads_case *t = *state;
+    const sk_bloom_layout layout = t->layout;
+    const int batch = t->batch, in_place = t->in_place;
+    const unsigned nwriters = t->nwriters;
     const uint64_t total = (uint64_t)nwriters * ITEMS_PER_WRITER;
     struct shared s;
     memset(&s, 0, sizeof s);
@@ -313,98 +318,23 @@ static void run_filter(sk_bloom_layout layout, int batch, unsigned nwriters, int
     sk_bloom_free(s.filter);
 }
 
-static void run(sk_bloom_layout layout, int batch, unsigned nwriters)
-{
-    run_filter(layout, batch, nwriters, 0);
-}
-
-static void test_blocked_in_place(void **state)
-{
-    (void)state;
-    run_filter(SK_BLOOM_BLOCKED, 1, WRITERS, 1);
-}
-
-static void test_classic_in_place(void **state)
-{
-    (void)state;
-    run_filter(SK_BLOOM_CLASSIC, 1, WRITERS, 1);
-}
-
-static void test_blocked(void **state)
-{
-    (void)state;
-    run(SK_BLOOM_BLOCKED, 0, WRITERS);
-}
-
-static void test_classic(void **state)
-{
-    (void)state;
-    run(SK_BLOOM_CLASSIC, 0, WRITERS);
-}
-
-static void test_blocked_batches(void **state)
-{
-    (void)state;
-    run(SK_BLOOM_BLOCKED, 1, WRITERS);
-}
-
-static void test_classic_batches(void **state)
-{
-    (void)state;
-    run(SK_BLOOM_CLASSIC, 1, WRITERS);
-}
-
-static void test_blocked_one_writer(void **state)
-{
-    (void)state;
-    run(SK_BLOOM_BLOCKED, 1, 1);
-}
-
-static void test_classic_one_writer(void **state)
-{
-    (void)state;
-    run(SK_BLOOM_CLASSIC, 1, 1);
-}
-
-static void test_split(void **state)
-{
-    (void)state;
-    run(SK_BLOOM_SPLIT, 0, WRITERS);
-}
-
-static void test_split_batches(void **state)
-{
-    (void)state;
-    run(SK_BLOOM_SPLIT, 1, WRITERS);
-}
-
-static void test_split_one_writer(void **state)
-{
-    (void)state;
-    run(SK_BLOOM_SPLIT, 1, 1);
-}
-
-static void test_split_in_place(void **state)
-{
-    (void)state;
-    run_filter(SK_BLOOM_SPLIT, 1, WRITERS, 1);
-}
+#define THREADS(name, ...) CASE_TEST(name, run_filter, struct threads_case, __VA_ARGS__)
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_blocked),
-        cmocka_unit_test(test_classic),
-        cmocka_unit_test(test_blocked_batches),
-        cmocka_unit_test(test_classic_batches),
-        cmocka_unit_test(test_blocked_one_writer),
-        cmocka_unit_test(test_classic_one_writer),
-        cmocka_unit_test(test_blocked_in_place),
-        cmocka_unit_test(test_classic_in_place),
-        cmocka_unit_test(test_split),
-        cmocka_unit_test(test_split_batches),
-        cmocka_unit_test(test_split_one_writer),
-        cmocka_unit_test(test_split_in_place),
+        THREADS(test_blocked, SK_BLOOM_BLOCKED, 0, WRITERS, 0),
+        THREADS(test_classic, SK_BLOOM_CLASSIC, 0, WRITERS, 0),
+        THREADS(test_blocked_batches, SK_BLOOM_BLOCKED, 1, WRITERS, 0),
+        THREADS(test_classic_batches, SK_BLOOM_CLASSIC, 1, WRITERS, 0),
+        THREADS(test_blocked_one_writer, SK_BLOOM_BLOCKED, 1, 1, 0),
+        THREADS(test_classic_one_writer, SK_BLOOM_CLASSIC, 1, 1, 0),
+        THREADS(test_blocked_in_place, SK_BLOOM_BLOCKED, 1, WRITERS, 1),
+        THREADS(test_classic_in_place, SK_BLOOM_CLASSIC, 1, WRITERS, 1),
+        THREADS(test_split, SK_BLOOM_SPLIT, 0, WRITERS, 0),
+        THREADS(test_split_batches, SK_BLOOM_SPLIT, 1, WRITERS, 0),
+        THREADS(test_split_one_writer, SK_BLOOM_SPLIT, 1, 1, 0),
+        THREADS(test_split_in_place, SK_BLOOM_SPLIT, 1, WRITERS, 1),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,14 +26,19 @@ def debug_layers(c, key):
     return [line.decode() for line in c.execute_command("BF.DEBUG", key)[1:]]
 
 
+def assert_add_creates_as_reserve(c, rate, size, expansion):
+    """BF.ADD of a new key creates what BF.RESERVE rate size EXPANSION
+    expansion creates."""
+    c.execute_command("BF.ADD", "auto", "x")
+    c.execute_command("BF.RESERVE", "explicit", rate, size, "EXPANSION", expansion)
+    c.execute_command("BF.ADD", "explicit", "x")
+    assert debug_layers(c, "auto") == debug_layers(c, "explicit")
+
+
 def test_defaults(server, r):
     assert configs(r) == {"sketch.max-key-memory": "67108864", "sketch.bf-error-rate": "0.01",
                           "sketch.bf-initial-size": "100", "sketch.bf-expansion-factor": "2"}
-    # BF.ADD creates what BF.RESERVE 0.01 100 EXPANSION 2 creates
-    r.execute_command("BF.ADD", "auto", "x")
-    r.execute_command("BF.RESERVE", "explicit", "0.01", "100", "EXPANSION", "2")
-    r.execute_command("BF.ADD", "explicit", "x")
-    assert debug_layers(r, "auto") == debug_layers(r, "explicit")
+    assert_add_creates_as_reserve(r, "0.01", "100", "2")
     assert r.execute_command("BF.INFO", "auto") == r.execute_command("BF.INFO", "explicit")
 
 
@@ -50,10 +55,7 @@ def test_redisbloom_load_arguments(servers, args):
     c = s.client()
     assert configs(c) == {"sketch.max-key-memory": "1048576", "sketch.bf-error-rate": "0.02",
                           "sketch.bf-initial-size": "200", "sketch.bf-expansion-factor": "3"}
-    c.execute_command("BF.ADD", "auto", "x")
-    c.execute_command("BF.RESERVE", "explicit", "0.02", "200", "EXPANSION", "3")
-    c.execute_command("BF.ADD", "explicit", "x")
-    assert debug_layers(c, "auto") == debug_layers(c, "explicit")
+    assert_add_creates_as_reserve(c, "0.02", "200", "3")
     assert c.execute_command("BF.INFO", "auto", "CAPACITY") == [200]
     assert c.execute_command("BF.INFO", "auto", "EXPANSION") == [3]
     if "CF_MAX_EXPANSIONS" in args or "cf-max-expansions" in args:
@@ -98,10 +100,7 @@ def test_config_set(server, r):
         assert r.config_set("sketch.bf-error-rate", "0.001") is True
         assert r.config_set("sketch.bf-initial-size", "1000") is True
         assert r.config_set("sketch.bf-expansion-factor", "4") is True
-        r.execute_command("BF.ADD", "auto", "x")
-        r.execute_command("BF.RESERVE", "explicit", "0.001", "1000", "EXPANSION", "4")
-        r.execute_command("BF.ADD", "explicit", "x")
-        assert debug_layers(r, "auto") == debug_layers(r, "explicit")
+        assert_add_creates_as_reserve(r, "0.001", "1000", "4")
         # 0: what BF.ADD creates is fixed in size
         assert r.config_set("sketch.bf-expansion-factor", "0") is True
         r.execute_command("BF.ADD", "fixed", "x")

@@ -51,6 +51,24 @@ def run_clients(target, count, timeout):
         t.join(timeout=timeout)
 
 
+def run_client_threads(tools, server, body, count, timeout, errors):
+    """Runs body(seed, rng, client) for seed in range(count) on as many
+    threads at once, each with a client of its own (closed afterwards) and
+    rng = random.Random(seed). An exception (a dropped connection or a
+    timeout: the server died; or a failed check) goes to errors as
+    (seed, repr)."""
+    def target(seed):
+        c = tools.new_client(server.port, socket_timeout=60)
+        try:
+            body(seed, random.Random(seed), c)
+        except Exception as e:
+            errors.append((seed, repr(e)))
+        finally:
+            c.close()
+
+    run_clients(target, count, timeout)
+
+
 def assert_healthy(server):
     c = server.client()
     assert c.ping()
@@ -136,28 +154,21 @@ def test_malformed_commands_from_many_clients(loaded, tools):
     counts = {"sent": 0, "errors": 0}
     lock = threading.Lock()
 
-    def client_loop(seed):
-        rng = random.Random(seed)
-        c = tools.new_client(server.port, socket_timeout=60)
-        try:
-            for i in range(250):
-                if i % 2:
-                    cmd = malformed_command(rng, data_keys)
-                else:
-                    cmd = read_or_failing_command(rng, data["bf"], data["hll"])
-                try:
-                    c.execute_command(*cmd)
-                except redis.exceptions.ResponseError:
-                    with lock:
-                        counts["errors"] += 1
+    def client_loop(seed, rng, c):
+        for i in range(250):
+            if i % 2:
+                cmd = malformed_command(rng, data_keys)
+            else:
+                cmd = read_or_failing_command(rng, data["bf"], data["hll"])
+            try:
+                c.execute_command(*cmd)
+            except redis.exceptions.ResponseError:
                 with lock:
-                    counts["sent"] += 1
-        except Exception as e:  # a dropped connection or a timeout: the server died
-            errors.append((seed, repr(e)))
-        finally:
-            c.close()
+                    counts["errors"] += 1
+            with lock:
+                counts["sent"] += 1
 
-    run_clients(client_loop, 6, timeout=600)
+    run_client_threads(tools, server, client_loop, 6, 600, errors)
     assert errors == []
     assert counts["sent"] == 6 * 250
     assert counts["errors"] > 6 * 250 // 3   # most of them are refused
@@ -272,25 +283,18 @@ def test_key_memory_limit_holds_under_concurrent_growth(servers, tools):
     errors = []
     lock = threading.Lock()
 
-    def grower(seed):
-        rng = random.Random(seed)
-        cl = tools.new_client(server.port, socket_timeout=60)
-        try:
-            for i in range(80):
-                k = rng.randrange(3)
-                part = [b"%d-%d-%d" % (seed, i, j) for j in range(1000)]
-                acked, failed = madd(cl, "shared:%d" % k, part)
-                with lock:
-                    acknowledged[k] += acked
-                    if failed is not None:
-                        assert "MAX-KEY-MEMORY" in failed, failed
-                        refused[0] += 1
-        except Exception as e:
-            errors.append(repr(e))
-        finally:
-            cl.close()
+    def grower(seed, rng, cl):
+        for i in range(80):
+            k = rng.randrange(3)
+            part = [b"%d-%d-%d" % (seed, i, j) for j in range(1000)]
+            acked, failed = madd(cl, "shared:%d" % k, part)
+            with lock:
+                acknowledged[k] += acked
+                if failed is not None:
+                    assert "MAX-KEY-MEMORY" in failed, failed
+                    refused[0] += 1
 
-    run_clients(grower, 4, timeout=600)
+    run_client_threads(tools, server, grower, 4, 600, errors)
     assert errors == []
     assert refused[0] > 0, "the filters never reached the limit"
     for k in range(3):

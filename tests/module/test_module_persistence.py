@@ -295,6 +295,14 @@ def assert_refused_and_alive(server, c, payload, what):
     assert c.exists("target") == 0
 
 
+def edited(tools, payload, offset, xor=0, value=None):
+    """payload (a DUMP) with its byte at offset XORed with xor, or set to
+    value, and the CRC made valid again."""
+    body = bytearray(payload[:-8])
+    body[offset] = value if value is not None else body[offset] ^ xor
+    return tools.with_crc(bytes(body))
+
+
 def test_restore_bad_crc_refused(plain, tools):
     c = plain.client()
     for payload in dumps(c, tools):
@@ -311,9 +319,7 @@ def test_restore_corrupt_bloom_bits_valid_crc(plain, tools):
     assert [f[0] for f in fields] == [5, 2, 5, 2]
     _, _, data_at, n = fields[2]
     for offset in (data_at, data_at + n // 2, data_at + n - 1):
-        body = bytearray(bf[:-8])
-        body[offset] ^= 0x40
-        assert_refused_and_alive(plain, c, tools.with_crc(bytes(body)),
+        assert_refused_and_alive(plain, c, edited(tools, bf, offset, xor=0x40),
                                  "a Bloom filter with a flipped bit-array byte")
 
 
@@ -322,9 +328,7 @@ def test_restore_corrupt_bloom_header_valid_crc(plain, tools):
     bf, _ = dumps(c, tools)
     _, _, hdr_at, n = parse_module_payload(bf)[0]
     for offset in range(hdr_at, hdr_at + n, max(1, n // 16)):
-        body = bytearray(bf[:-8])
-        body[offset] ^= 0xFF
-        assert_refused_and_alive(plain, c, tools.with_crc(bytes(body)),
+        assert_refused_and_alive(plain, c, edited(tools, bf, offset, xor=0xFF),
                                  "a Bloom filter with header byte %d flipped"
                                  % (offset - hdr_at))
 
@@ -332,9 +336,8 @@ def test_restore_corrupt_bloom_header_valid_crc(plain, tools):
 def test_restore_wrong_encoding_version_valid_crc(plain, tools):
     c = plain.client()
     for payload in dumps(c, tools):
-        body = bytearray(payload[:-8])
-        body[9] ^= 0x01          # low byte of the module id: the encoding version
-        assert_refused_and_alive(plain, c, tools.with_crc(bytes(body)),
+        # byte 9, the low byte of the module id: the encoding version
+        assert_refused_and_alive(plain, c, edited(tools, payload, 9, xor=0x01),
                                  "a value of encoding version 1")
 
 
@@ -345,9 +348,7 @@ def test_restore_corrupt_hll_valid_crc(plain, tools):
     assert [f[0] for f in fields] == [5]
     _, _, at, n = fields[0]
     for offset in (at, at + 1, at + 2, at + 3):     # the format's magic
-        body = bytearray(hll[:-8])
-        body[offset] ^= 0xFF
-        assert_refused_and_alive(plain, c, tools.with_crc(bytes(body)),
+        assert_refused_and_alive(plain, c, edited(tools, hll, offset, xor=0xFF),
                                  "a HyperLogLog with a bad magic")
 
 
@@ -358,9 +359,7 @@ def test_restore_bloom_piece_count_too_large_valid_crc(plain, tools):
     bf, _ = dumps(c, tools)
     _, count_at, _, count = parse_module_payload(bf)[1]
     assert count == 1 and bf[count_at] == 1
-    body = bytearray(bf[:-8])
-    body[count_at] = 2
-    assert_refused_and_alive(plain, c, tools.with_crc(bytes(body)),
+    assert_refused_and_alive(plain, c, edited(tools, bf, count_at, value=2),
                              "a Bloom filter whose piece count is one too many")
 
 
@@ -368,9 +367,7 @@ def test_restore_bloom_piece_count_zero_valid_crc(plain, tools):
     c = plain.client()
     bf, _ = dumps(c, tools)
     _, count_at, _, _ = parse_module_payload(bf)[1]
-    body = bytearray(bf[:-8])
-    body[count_at] = 0
-    assert_refused_and_alive(plain, c, tools.with_crc(bytes(body)),
+    assert_refused_and_alive(plain, c, edited(tools, bf, count_at, value=0),
                              "a Bloom filter whose piece count is zero")
 
 

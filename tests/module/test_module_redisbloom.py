@@ -25,6 +25,7 @@ docs/limits.md) are asserted as sketch's behaviour:
 Error texts whose "ERR " prefix matters are read from the wire (redis-py
 strips a leading "ERR "), with the small RESP2 reader below.
 """
+import contextlib
 import math
 import random
 import re
@@ -116,11 +117,8 @@ class Wire:
 
 @pytest.fixture
 def wire(server, r):
-    w = Wire(server.port)
-    try:
+    with contextlib.closing(Wire(server.port)) as w:
         yield w
-    finally:
-        w.close()
 
 
 @pytest.fixture(scope="module")

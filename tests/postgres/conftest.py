@@ -21,17 +21,18 @@ database; `redis_client` (session) a private redis-server on a free
 loopback port, as tests/redis starts one.
 """
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
-import time
 
 import pytest
 
-from pg_server import PgServer, PgServerError, free_port
+from pg_server import PgServer, PgServerError
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
+# tests/common: what the suites share (private_redis: a redis-server of the suite's own).
+sys.path.insert(0, os.path.join(_HERE, os.pardir, "common"))
+
+from private_redis import redis_server, wait_for_ping  # noqa: E402
+
 _ROOT = os.path.normpath(os.path.join(_HERE, "..", ".."))
 BUILD_DIR = os.environ.get("SKETCH_BUILD_DIR", os.path.join(_ROOT, "build"))
 SKETCH_BIN = os.environ.get("SKETCH_BIN", os.path.join(BUILD_DIR, "cli", "sketch"))
@@ -76,31 +77,10 @@ def redis_client():
         pytest.fail("redis-py is not importable by %s: %s" % (sys.executable, e), pytrace=False)
     if not os.access(REDIS_SERVER, os.X_OK):
         pytest.fail("%s is missing (apt-get install redis-server)" % REDIS_SERVER, pytrace=False)
-    tmp = tempfile.mkdtemp(prefix="sketch-pg-redis-")
-    port = free_port()
-    log = open(os.path.join(tmp, "redis.log"), "wb")
-    proc = subprocess.Popen(
-        [REDIS_SERVER, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-         "--appendonly", "no", "--dir", tmp, "--daemonize", "no"],
-        stdout=log, stderr=subprocess.STDOUT, cwd=tmp)
-    client = redis.Redis(host="127.0.0.1", port=port, socket_timeout=30)
-    try:
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            if proc.poll() is not None:
-                pytest.fail("redis-server exited with %s" % proc.returncode, pytrace=False)
-            try:
-                if client.ping():
-                    break
-            except redis.exceptions.ConnectionError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail("redis-server did not answer PING", pytrace=False)
-            time.sleep(0.05)
-        yield client
-    finally:
-        client.close()
-        proc.kill()
-        proc.wait(timeout=10)
-        log.close()
-        shutil.rmtree(tmp, ignore_errors=True)
+    with redis_server(REDIS_SERVER, "sketch-pg-redis-") as (port, proc, log_path):
+        client = redis.Redis(host="127.0.0.1", port=port, socket_timeout=30)
+        try:
+            wait_for_ping(client, proc, log_path, START_TIMEOUT)
+            yield client
+        finally:
+            client.close()

@@ -68,15 +68,21 @@ class Hll(bytes):
     """Bytes sent as a binary hll parameter (hll_recv)."""
 
 
-def binary_hll_dumper(conn):
-    class HllDumper(Dumper):
+def register_binary_dumper(conn, cls, type_name):
+    """Makes conn send instances of cls (bytes) as binary parameters of
+    type type_name, through its receive function."""
+    class BinaryDumper(Dumper):
         format = pq.Format.BINARY
-        oid = value(conn, "SELECT 'hll'::regtype::oid")
+        oid = value(conn, "SELECT %s::regtype::oid", (type_name,))
 
         def dump(self, obj):
             return bytes(obj)
 
-    conn.adapters.register_dumper(Hll, HllDumper)
+    conn.adapters.register_dumper(cls, BinaryDumper)
+
+
+def binary_hll_dumper(conn):
+    register_binary_dumper(conn, Hll, "hll")
 
 
 # ---------------------------------------------------------------- the extension
@@ -161,27 +167,29 @@ def test_binary_round_trip_as_parameter_and_result(conn):
             conn, "SELECT hll_count(%s::hll)", (literal,))
 
 
+def copy_table(conn, src, dst, options):
+    """COPY src TO STDOUT, then those rows FROM STDIN into dst, with the
+    COPY options given (as SQL, after the table's name)."""
+    with conn.cursor() as cur:
+        with cur.copy("COPY %s TO STDOUT%s" % (src, options)) as copy:
+            data = b"".join(bytes(chunk) for chunk in copy)
+        with cur.copy("COPY %s FROM STDIN%s" % (dst, options)) as copy:
+            copy.write(data)
+
+
 def test_copy_binary_round_trip(conn):
     conn.execute("DROP TABLE IF EXISTS copy_src, copy_dst")
     conn.execute("CREATE TABLE copy_src AS SELECT g, hll_agg(x, 10 + g) AS s"
                  " FROM generate_series(1, 40000) x, generate_series(0, 8) g"
                  " WHERE x % 9 >= g GROUP BY g")
     conn.execute("CREATE TABLE copy_dst (g int, s hll)")
-    with conn.cursor() as cur:
-        with cur.copy("COPY copy_src TO STDOUT (FORMAT binary)") as copy:
-            data = b"".join(bytes(chunk) for chunk in copy)
-        with cur.copy("COPY copy_dst FROM STDIN (FORMAT binary)") as copy:
-            copy.write(data)
+    copy_table(conn, "copy_src", "copy_dst", " (FORMAT binary)")
     assert value(conn, "SELECT count(*) FROM copy_dst") == 9
     assert value(conn, "SELECT count(*) FROM copy_src a JOIN copy_dst b USING (g)"
                        " WHERE a.s::text = b.s::text") == 9
     # and through text COPY
     conn.execute("TRUNCATE copy_dst")
-    with conn.cursor() as cur:
-        with cur.copy("COPY copy_src TO STDOUT") as copy:
-            data = b"".join(bytes(chunk) for chunk in copy)
-        with cur.copy("COPY copy_dst FROM STDIN") as copy:
-            copy.write(data)
+    copy_table(conn, "copy_src", "copy_dst", "")
     assert value(conn, "SELECT count(*) FROM copy_src a JOIN copy_dst b USING (g)"
                        " WHERE a.s::text = b.s::text") == 9
     conn.execute("DROP TABLE copy_src, copy_dst")

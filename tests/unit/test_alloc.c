@@ -66,6 +66,17 @@ static void add_keys(sk_bloom *f, uint64_t from, uint64_t to)
         assert_true(sk_bloom_add(f, &k, sizeof k) >= 0);
 }
 
+/* A new filter for capacity items at 1%, expansion 2, of the layout, taking
+ * its memory from *a. */
+static sk_bloom *new_filter(const sk_allocator *a, uint64_t capacity, sk_bloom_layout layout)
+{
+    sk_bloom_options o = {.capacity = capacity, .fp_rate = 0.01, .expansion = 2,
+                          .layout = layout, .allocator = a};
+    sk_bloom *f;
+    assert_int_equal(sk_bloom_create(&f, &o), SK_OK);
+    return f;
+}
+
 /* A filter of one layer costs its record and its bit array: a few hundred
  * bytes past the bits, and the memory it reports is what it took. The
  * filter BF.ADD creates for a new key (100 items at 1%) is the case. */
@@ -74,10 +85,7 @@ static void test_fixed_cost_of_a_filter(void **state)
     (void)state;
     struct counter c;
     sk_allocator a = counting(&c);
-    sk_bloom_options o = {.capacity = 100, .fp_rate = 0.01, .expansion = 2,
-                          .layout = SK_BLOOM_AUTO, .allocator = &a};
-    sk_bloom *f;
-    assert_int_equal(sk_bloom_create(&f, &o), SK_OK);
+    sk_bloom *f = new_filter(&a, 100, SK_BLOOM_AUTO);
     sk_bloom_info info;
     sk_bloom_get_info(f, &info);
     print_message("one-layer filter: %zu bytes in %ld blocks, %llu of them bits\n",
@@ -163,10 +171,7 @@ static void test_everything_goes_through_the_allocator(void **state)
     (void)state;
     struct counter c;
     sk_allocator a = counting(&c);
-    sk_bloom_options o = {.capacity = 1000, .fp_rate = 0.01, .expansion = 2,
-                          .layout = SK_BLOOM_CLASSIC, .allocator = &a};
-    sk_bloom *f, *copy, *back, *opened;
-    assert_int_equal(sk_bloom_create(&f, &o), SK_OK);
+    sk_bloom *f = new_filter(&a, 1000, SK_BLOOM_CLASSIC), *copy, *back, *opened;
     add_keys(f, 0, 3000);
     assert_int_equal(sk_bloom_copy(&copy, f), SK_OK);
     size_t cap = (size_t)sk_bloom_serialized_size(f), len;
@@ -321,10 +326,7 @@ static void test_dumps_without_memory(void **state)
     (void)state;
     struct counter c;
     sk_allocator a = counting(&c);
-    sk_bloom_options o = {.capacity = 1000, .fp_rate = 0.01, .expansion = 2,
-                          .layout = SK_BLOOM_BLOCKED, .allocator = &a};
-    sk_bloom *f;
-    assert_int_equal(sk_bloom_create(&f, &o), SK_OK);
+    sk_bloom *f = new_filter(&a, 1000, SK_BLOOM_BLOCKED);
     add_keys(f, 0, 5000);
     size_t head = sk_bloom_dump_header_size(f);
     uint64_t size = sk_bloom_dump_size(f);

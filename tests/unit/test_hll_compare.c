@@ -16,15 +16,9 @@
 
 #include <cmocka.h>
 
-#include "sketch.h"
+#include "../common/test_util.h"
 
-static uint64_t splitmix64(uint64_t x)
-{
-    uint64_t z = x + UINT64_C(0x9e3779b97f4a7c15);
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
+#include "sketch.h"
 
 static sk_hll *new_hll(unsigned p)
 {
@@ -37,7 +31,15 @@ static sk_hll *new_hll(unsigned p)
 static void add_ids(sk_hll *h, uint64_t from, uint64_t to)
 {
     for (uint64_t i = from; i < to; i++)
-        assert_true(sk_hll_add_hash(h, splitmix64(i)) >= 0);
+        assert_true(sk_hll_add_hash(h, splitmix64_of(i)) >= 0);
+}
+
+/* A new sketch at precision p of the ids [from, to). */
+static sk_hll *hll_of_ids(unsigned p, uint64_t from, uint64_t to)
+{
+    sk_hll *h = new_hll(p);
+    add_ids(h, from, to);
+    return h;
 }
 
 static sk_hll_comparison compare(const sk_hll *a, const sk_hll *b)
@@ -105,8 +107,7 @@ static void test_equal_sets(void **state)
     (void)state;
     const uint64_t sizes[] = {10, 1000, 200000};
     for (size_t i = 0; i < 3; i++) {
-        sk_hll *a = new_hll(14), *b = NULL;
-        add_ids(a, 0, sizes[i]);
+        sk_hll *a = hll_of_ids(14, 0, sizes[i]), *b = NULL;
         assert_int_equal(sk_hll_copy(&b, a), SK_OK);
         for (int self = 0; self < 2; self++) {
             sk_hll_comparison c = compare(a, self ? a : b);
@@ -129,9 +130,7 @@ static void test_equal_sets(void **state)
 static void test_disjoint_sets(void **state)
 {
     (void)state;
-    sk_hll *a = new_hll(14), *b = new_hll(14);
-    add_ids(a, 0, 40);
-    add_ids(b, 1000, 1030);
+    sk_hll *a = hll_of_ids(14, 0, 40), *b = hll_of_ids(14, 1000, 1030);
     sk_hll_comparison c = compare(a, b);
     assert_well_formed(&c);
     assert_near(c.both.estimate, 0, 0.5);
@@ -143,10 +142,8 @@ static void test_disjoint_sets(void **state)
 
     const uint64_t sizes[][2] = {{100000, 100000}, {1000000, 20000}, {20000, 1000000}};
     for (size_t i = 0; i < 3; i++) {
-        a = new_hll(14);
-        b = new_hll(14);
-        add_ids(a, 0, sizes[i][0]);
-        add_ids(b, 1u << 30, (1u << 30) + sizes[i][1]);
+        a = hll_of_ids(14, 0, sizes[i][0]);
+        b = hll_of_ids(14, 1u << 30, (1u << 30) + sizes[i][1]);
         c = compare(a, b);
         assert_well_formed(&c);
         assert_true(c.both.lower[2] == 0);
@@ -165,9 +162,7 @@ static void test_one_inside_the_other(void **state)
     (void)state;
     const uint64_t sizes[][2] = {{50, 5000}, {5000, 500000}, {100000, 120000}};
     for (size_t i = 0; i < 3; i++) {
-        sk_hll *a = new_hll(14), *b = new_hll(14);
-        add_ids(a, 0, sizes[i][0]);
-        add_ids(b, 0, sizes[i][1]);
+        sk_hll *a = hll_of_ids(14, 0, sizes[i][0]), *b = hll_of_ids(14, 0, sizes[i][1]);
         sk_hll_comparison c = compare(a, b), r = compare(b, a);
         assert_well_formed(&c);
         assert_well_formed(&r);
@@ -190,9 +185,7 @@ static void test_one_inside_the_other(void **state)
 static void test_precisions_fold_to_the_smaller(void **state)
 {
     (void)state;
-    sk_hll *a = new_hll(16), *b = new_hll(12), *folded = NULL;
-    add_ids(a, 0, 300000);
-    add_ids(b, 250000, 400000);
+    sk_hll *a = hll_of_ids(16, 0, 300000), *b = hll_of_ids(12, 250000, 400000), *folded = NULL;
     assert_int_equal(sk_hll_copy(&folded, a), SK_OK);
     assert_int_equal(sk_hll_fold(folded, 12), SK_OK);
     sk_hll_comparison c = compare(a, b), f = compare(folded, b);
@@ -212,9 +205,7 @@ static void test_precisions_fold_to_the_smaller(void **state)
 static void test_sparse_against_dense(void **state)
 {
     (void)state;
-    sk_hll *a = new_hll(14), *b = new_hll(14);
-    add_ids(a, 0, 300);
-    add_ids(b, 100, 100000);
+    sk_hll *a = hll_of_ids(14, 0, 300), *b = hll_of_ids(14, 100, 100000);
     sk_hll_info ia, ib;
     sk_hll_get_info(a, &ia);
     sk_hll_get_info(b, &ib);
