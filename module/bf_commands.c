@@ -20,7 +20,10 @@
  *
  * Memory: every filter lives in Redis's memory (module_allocator), and its
  * budget is the key's limit for what clients send; what the server replays
- * is never limited (key_limit, docs/limits.md).
+ * is never limited (key_limit, docs/limits.md). The library enforces both
+ * the budget and the refusal of a full non-scaling filter
+ * (refuse_when_full); this file only chooses which add to call and turns
+ * status codes into RedisBloom's replies.
  *
  * Replication carries what a command did, not what it was asked: a filter it
  * created goes as BF.RESERVE with the parameters it was made with (the
@@ -73,38 +76,35 @@ static int reply_too_large(RedisModuleCtx *ctx, uint64_t bytes)
     return RM_ReplyWithError(ctx, message);
 }
 
-/* The options of a new filter, in Redis's memory: the library enforces the
- * key's limit as the filter's budget. RedisBloom takes rates up to 1; above
- * 0.5 a filter of rate 0.5 serves them better than asked. */
-static sk_bloom_options filter_options(const struct bloom_params *p)
+/* The options of a new filter, in Redis's memory, created within `limit`
+ * (key_limit). RedisBloom takes rates up to 1; above 0.5 a filter of rate
+ * 0.5 serves them better than asked. Non-scaling filters refuse new items
+ * once full, as RedisBloom's do. */
+static sk_bloom_options filter_options(const struct bloom_params *p, uint64_t limit)
 {
     return (sk_bloom_options){
         .capacity = (uint64_t)p->capacity,
         .fp_rate = p->error_rate > SK_BLOOM_MAX_FP_RATE ? SK_BLOOM_MAX_FP_RATE : p->error_rate,
         .layout = SK_BLOOM_AUTO,
         .expansion = (unsigned)p->expansion,
-        .max_memory = (uint64_t)module_config.max_key_memory,
+        .max_memory = limit,
         .allocator = &module_allocator,
+        .refuse_when_full = 1,
     };
 }
 
-/* Creates a filter within the memory limit, or replies an error and
- * returns NULL. */
+/* Creates a filter within the key's limit, or replies an error and returns
+ * NULL. One the server replays is created without it; its budget is then
+ * the limit for what clients add. */
 static sk_bloom *create_filter(RedisModuleCtx *ctx, const struct bloom_params *p)
 {
-    sk_bloom_options o = filter_options(p);
+    sk_bloom_options o = filter_options(p, key_limit(ctx));
     sk_bloom *f;
     int rc = sk_bloom_create(&f, &o);
-    if (rc == SK_EBUDGET && key_limit(ctx) == 0) {
-        /* Replayed (see add_item): created without the limit, which then
-         * applies to what clients add. */
-        o.max_memory = 0;
-        rc = sk_bloom_create(&f, &o);
-        if (rc == SK_OK)
-            sk_bloom_set_max_memory(f, (uint64_t)module_config.max_key_memory);
-    }
-    if (rc == SK_OK)
+    if (rc == SK_OK) {
+        sk_bloom_set_max_memory(f, (uint64_t)module_config.max_key_memory);
         return f;
+    }
     if (rc == SK_EBUDGET)
         reply_too_large(ctx, sk_bloom_create_memory(&o));
     else if (rc == SK_ETOOLARGE)
@@ -121,29 +121,22 @@ static int add_item(RedisModuleCtx *ctx, sk_bloom *f, RedisModuleString *item)
 {
     size_t len;
     const char *data = RM_StringPtrLen(item, &len);
-    sk_bloom_info info;
-    sk_bloom_get_info(f, &info);
-    /* RedisBloom refuses new items past the capacity of a fixed filter. */
-    if (info.expansion == 0 && info.count >= info.capacity && !sk_bloom_contains(f, data, len)) {
-        RM_ReplyWithError(ctx, "ERR non scaling filter is full");
-        return -1;
-    }
     /* CONFIG SET may have changed the limit since the filter was made. */
-    if (info.max_memory != (uint64_t)module_config.max_key_memory)
-        sk_bloom_set_max_memory(f, (uint64_t)module_config.max_key_memory);
+    sk_bloom_set_max_memory(f, (uint64_t)module_config.max_key_memory);
     int rc = sk_bloom_add(f, data, len);
-    if (rc == SK_EBUDGET && key_limit(ctx) == 0) {
-        /* Replayed: the limit is not for the server's own history. Asked only
-         * here, since the context's flags cost more than an add. */
-        sk_bloom_set_max_memory(f, 0);
-        rc = sk_bloom_add(f, data, len);
-        sk_bloom_set_max_memory(f, (uint64_t)module_config.max_key_memory);
-    }
+    /* Replayed: the limit is not for the server's own history. Asked only
+     * here, since the context's flags cost more than an add. */
+    if (rc == SK_EBUDGET && key_limit(ctx) == 0)
+        rc = sk_bloom_add_unlimited(f, data, len);
     if (rc >= 0)
         return rc;
+    sk_bloom_info info;
+    sk_bloom_get_info(f, &info);
     sk_bloom_layer next;
     if (rc == SK_EBUDGET && sk_bloom_get_layer(f, info.layers, &next) == SK_OK)
         reply_too_large(ctx, info.memory + next.bytes);
+    else if (rc == SK_EFULL && info.expansion == 0)
+        RM_ReplyWithError(ctx, "ERR non scaling filter is full");
     else if (rc == SK_EFULL)
         RM_ReplyWithError(ctx, "ERR the filter is full: its next layer would be past the "
                                "library's limits");
@@ -314,8 +307,8 @@ static int add_items(RedisModuleCtx *ctx, sk_bloom *f, RedisModuleString **items
         RM_ReplyWithArray(ctx, RM_POSTPONED_ARRAY_LEN);
     sk_bloom_info info;
     sk_bloom_get_info(f, &info);
-    /* A fixed filter with room for every item refuses none (add_item), and
-     * does not grow: one batch call per ITEM_BATCH items. */
+    /* A fixed filter with room for every item refuses none, and does not
+     * grow: one batch call per ITEM_BATCH items. */
     if (!single && info.expansion == 0 && info.count + (uint64_t)count <= info.capacity) {
         const void *data[ITEM_BATCH];
         size_t lens[ITEM_BATCH];
@@ -706,7 +699,7 @@ static int load_header(RedisModuleCtx *ctx, RedisModuleKey *key, const char *dat
         RM_ReplyWithError(ctx, "ERR received bad data");
         return RM_ERR;
     }
-    sk_bloom_set_max_memory(restored, (uint64_t)module_config.max_key_memory);
+    bloom_adopt(restored);
     RM_ModuleTypeSetValue(key, bloom_type, restored);
     return RM_OK;
 }

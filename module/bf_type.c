@@ -17,6 +17,10 @@
  * carries the sums its arrays must reach, and the AOF rewrite leaves out the
  * dump's last byte, which only the restore's last chunk brings, so that the
  * replay is unfinished too. Version 0, without the state, is complete.
+ *
+ * Whether a filter refuses new items once full is not in the dump: every
+ * non-scaling filter of the module does, so a loaded one is told so
+ * (bloom_adopt).
  */
 #include "bf_type.h"
 
@@ -45,6 +49,15 @@ int open_filter(RedisModuleCtx *ctx, RedisModuleString *name, int mode,
     }
     *filter = RM_ModuleTypeGetValue(*key);
     return RM_OK;
+}
+
+/* See bf_type.h. */
+void bloom_adopt(sk_bloom *f)
+{
+    sk_bloom_info info;
+    sk_bloom_get_info(f, &info);
+    sk_bloom_set_max_memory(f, (uint64_t)module_config.max_key_memory);
+    sk_bloom_set_refuse_when_full(f, info.expansion == 0);
 }
 
 /* Calls fn for the first `size` bytes of the dump of f in order: the
@@ -172,7 +185,7 @@ static void *bloom_rdb_load(RedisModuleIO *io, int encver)
     }
     /* A loaded filter keeps what it holds, even past the limit, and grows
      * within it like any other (docs/limits.md). */
-    sk_bloom_set_max_memory(f, module_config.max_key_memory);
+    bloom_adopt(f);
     return f;
 }
 

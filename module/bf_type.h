@@ -18,6 +18,11 @@ extern RedisModuleType *bloom_type;
 int open_filter(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisModuleKey **key,
                 sk_bloom **filter);
 
+/* Makes a filter loaded from a dump (RDB, RESTORE, BF.LOADCHUNK) one of
+ * the module's: the key's memory limit as its budget, and non-scaling
+ * ones refusing new items once full, which dumps do not record. */
+void bloom_adopt(sk_bloom *f);
+
 /* Creates the type with its persistence methods; RM_ERR on failure. */
 int bloom_type_create(RedisModuleCtx *ctx);
 

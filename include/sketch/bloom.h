@@ -18,12 +18,14 @@
  * few percent more bits it needs to meet the requested rate (3% at 1%, 8% at
  * 0.1%, more below). SK_BLOOM_CLASSIC spreads the k bits over the whole
  * array: the fewest bits for a rate, k cache misses per operation.
- * SK_BLOOM_AUTO takes blocked while it costs at most 10% more memory, which
- * is down to rates of about 5e-4. SK_BLOOM_SPLIT, chosen only when asked
- * for, also keeps an item in one cache line, with one bit in each of its 8
- * or 16 equal parts: the fastest layout (a query is a few vector
- * instructions with no branch), for 1 to 5% more bits than blocked from
- * 1% down (10.1 bits per item at 1%), 21% more at 10%.
+ * SK_BLOOM_SPLIT also keeps an item in one cache line, with one bit in each
+ * of its 8 or 16 equal parts: the fastest layout (a query is a few vector
+ * instructions with no branch), for at most 5.4% more bits than blocked
+ * from 2% down to 1e-8 (10.1 bits per item at 1%), 22% more at 10%.
+ * SK_BLOOM_AUTO takes split wherever it costs at most 5% more memory than
+ * blocked (for large filters, rates from 2% down to 1e-8, but for a gap
+ * near 1.6e-4), else blocked while that costs at most 10% more than
+ * classic, else classic (docs/bloom-format.md has the table).
  *
  * Scalable filters (expansion >= 1) are chains of layers: when the newest
  * holds its capacity, a new one `expansion` times larger starts, at a lower
@@ -94,6 +96,8 @@ typedef struct sk_bloom_options {
     unsigned hashes;
     uint64_t max_memory;  /* 0: none; else the filter's memory never passes it (SK_EBUDGET) */
     const sk_allocator *allocator; /* NULL: malloc and mmap */
+    int refuse_when_full; /* fixed size: an add of a new item once count reaches capacity
+                             fails with SK_EFULL, the filter unchanged; scalable: no effect */
 } sk_bloom_options;
 
 /* The shape of one layer. */
@@ -138,8 +142,13 @@ SK_API void sk_bloom_free(sk_bloom *f);
 
 /* Adds an item; returns 1 if it was not in the filter before (a bit
  * changed), 0 if it may already have been, or, when a scalable filter could
- * not grow, SK_ENOMEM, SK_EBUDGET or SK_EFULL. */
+ * not grow, SK_ENOMEM, SK_EBUDGET or SK_EFULL, and SK_EFULL when a fixed
+ * filter that refuses when full (refuse_when_full) is full.
+ * sk_bloom_add_unlimited is sk_bloom_add with no memory budget for this
+ * one add, for replaying adds that were accepted once (a log, a replica);
+ * it needs exclusive access to f. */
 SK_API int sk_bloom_add(sk_bloom *f, const void *data, size_t len);
+SK_API int sk_bloom_add_unlimited(sk_bloom *f, const void *data, size_t len);
 
 /* 1 if the item may be in the filter, 0 if it certainly is not. */
 SK_API int sk_bloom_contains(const sk_bloom *f, const void *data, size_t len);
@@ -191,6 +200,11 @@ SK_API void sk_bloom_set_single_writer(sk_bloom *f, int on);
 /* The memory budget of a filter read from a file or dump (0: none), as
  * max_memory of sk_bloom_options. */
 SK_API void sk_bloom_set_max_memory(sk_bloom *f, uint64_t bytes);
+
+/* Whether f refuses new items once full, as refuse_when_full of
+ * sk_bloom_options, for a filter read from a file or dump, which do not
+ * record it; call it while no add runs. */
+SK_API void sk_bloom_set_refuse_when_full(sk_bloom *f, int on);
 
 /* dst becomes the union (merge) or intersection of dst and src, which must
  * have the same layout, layers, sizes and hash counts (SK_EINCOMPAT

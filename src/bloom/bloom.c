@@ -9,10 +9,17 @@
  * bloom_batch.c, and the byte forms in bloom_format.c, bloom_file.c and
  * bloom_dump.c.
  *
+ * The record and the memory of its layers are bloom_record.c's.
+ *
  * A scalable filter is a chain of layers; an item is looked up in all of
  * them and added to the newest, and a new layer, `expansion` times larger
  * at a lower rate (bloom_math.h), starts when the newest holds its
  * capacity, unless the filter's memory would then pass its budget.
+ *
+ * This file and bloom_batch.c call nothing of the file code: a filter read
+ * from a file or dump is reached only through the hooks of its `file`
+ * (bloom_internal.h), called before its bits change and when it is copied
+ * or freed.
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -20,126 +27,6 @@
 #include <sys/mman.h>
 
 #include "bloom_probe.h"
-
-/* Layer records a table starts with when a chain outgrows its first. */
-#define FIRST_TABLE 4
-
-sk_bloom *sk__bloom_alloc(sk_bloom_layout layout, double fp_rate, unsigned expansion,
-                          const sk_allocator *allocator)
-{
-    sk_allocator a;
-    sk__allocator_init(&a, allocator);
-    sk_bloom *f = sk__zalloc(&a, sizeof *f);
-    if (f != NULL) {
-        f->layout = layout;
-        f->fp_rate = fp_rate;
-        f->expansion = expansion;
-        f->alloc = a;
-        f->layers = &f->first;
-    }
-    return f;
-}
-
-static size_t table_bytes(unsigned records)
-{
-    return (size_t)records * sizeof(struct layer);
-}
-
-static size_t filter_memory(const sk_bloom *f)
-{
-    size_t bytes = sizeof *f + table_bytes(f->table_cap) +
-                   (f->file_copy.block != NULL ? f->file_copy.block_len : f->map_len);
-    for (unsigned i = 0; i < f->nlayers; i++)
-        if (f->layers[i].storage == STORAGE_ALLOC)
-            bytes += f->layers[i].array.block_len;
-    return bytes;
-}
-
-/* The table that holds n + 1 records, to be allocated: 0 if the present
- * one does. */
-static unsigned table_for(const sk_bloom *f)
-{
-    unsigned have = f->table_cap ? f->table_cap : 1;
-    if (f->nlayers < have)
-        return 0;
-    return f->table_cap ? f->table_cap * 2 : FIRST_TABLE;
-}
-
-/* Whether f may take `extra` bytes more and stay within its budget. */
-static int within_budget(const sk_bloom *f, uint64_t extra)
-{
-    return f->max_memory == 0 || filter_memory(f) + extra <= f->max_memory;
-}
-
-int sk__bloom_push_shape(sk_bloom *f, const sk_bloom_layer *shape)
-{
-    unsigned cap = table_for(f);
-    if (cap != 0) {
-        if (cap <= f->nlayers)
-            return SK_ENOMEM; /* the count of records no longer fits */
-        struct layer *table = sk__alloc(&f->alloc, table_bytes(cap));
-        if (table == NULL)
-            return SK_ENOMEM;
-        memcpy(table, f->layers, table_bytes(f->nlayers));
-        if (f->table_cap != 0)
-            sk__free(&f->alloc, f->layers, table_bytes(f->table_cap));
-        f->layers = table;
-        f->table_cap = cap;
-    }
-    struct layer *l = &f->layers[f->nlayers++];
-    memset(l, 0, sizeof *l);
-    l->bits = shape->bits;
-    l->nwords = sk__bloom_words(f->layout, shape->bits);
-    l->hashes = shape->hashes;
-    l->capacity = shape->capacity;
-    l->fp_rate = shape->fp_rate;
-    l->storage = STORAGE_ALLOC;
-    atomic_store_explicit(&l->count, shape->count, memory_order_relaxed);
-    return SK_OK;
-}
-
-int sk__bloom_push_layer(sk_bloom *f, const sk_bloom_layer *shape)
-{
-    if (shape->bytes > SIZE_MAX / 2)
-        return SK_ENOMEM;
-    unsigned cap = table_for(f);
-    if (!within_budget(f, sk__array_cost(&f->alloc, (size_t)shape->bytes) +
-                              (cap ? table_bytes(cap) - table_bytes(f->table_cap) : 0)))
-        return SK_EBUDGET;
-    int rc = sk__bloom_push_shape(f, shape);
-    if (rc != SK_OK)
-        return rc;
-    struct layer *l = &f->layers[f->nlayers - 1];
-    l->words = sk__array_alloc(&f->alloc, (size_t)l->nwords * 8, &l->array);
-    if (l->words == NULL) {
-        f->nlayers--;
-        return SK_ENOMEM;
-    }
-    return SK_OK;
-}
-
-int sk__bloom_alloc_arrays(sk_bloom *f)
-{
-    uint64_t arrays = 0;
-    for (unsigned i = 0; i < f->nlayers; i++)
-        arrays += sk__array_cost(&f->alloc, (size_t)f->layers[i].nwords * 8);
-    if (!within_budget(f, arrays))
-        return SK_EBUDGET;
-    for (unsigned i = 0; i < f->nlayers; i++) {
-        struct layer *l = &f->layers[i];
-        l->words = sk__array_alloc(&f->alloc, (size_t)l->nwords * 8, &l->array);
-        if (l->words == NULL)
-            return SK_ENOMEM;
-    }
-    return SK_OK;
-}
-
-static void layer_release(sk_bloom *f, struct layer *l)
-{
-    if (l->storage == STORAGE_ALLOC)
-        sk__array_free(&f->alloc, &l->array);
-    l->words = NULL;
-}
 
 int sk_bloom_create(sk_bloom **out, const sk_bloom_options *opts)
 {
@@ -155,10 +42,13 @@ int sk_bloom_create(sk_bloom **out, const sk_bloom_options *opts)
     rc = sk__bloom_plan_first(&o, &layout, &shape);
     if (rc != SK_OK)
         return rc;
-    sk_bloom *f = sk__bloom_alloc(layout, o.bits ? 0 : o.fp_rate, o.expansion, o.allocator);
+    sk_bloom *f = sk__bloom_alloc(layout, o.bits ? 0 : o.fp_rate, o.expansion, o.allocator,
+                                  shape.bytes);
     if (f == NULL)
         return SK_ENOMEM;
     f->max_memory = o.max_memory;
+    f->flags = o.refuse_when_full ? SK__BLOOM_REFUSE_FULL : 0;
+    sk__bloom_update_plain(f);
     rc = sk__bloom_push_layer(f, &shape);
     if (rc != SK_OK) {
         sk_bloom_free(f);
@@ -166,19 +56,6 @@ int sk_bloom_create(sk_bloom **out, const sk_bloom_options *opts)
     }
     *out = f;
     return SK_OK;
-}
-
-uint64_t sk_bloom_create_memory(const sk_bloom_options *opts)
-{
-    sk_bloom_options o;
-    sk_bloom_layout layout;
-    sk_bloom_layer shape;
-    if (sk__bloom_resolve_options(opts, &o) != SK_OK ||
-        sk__bloom_plan_first(&o, &layout, &shape) != SK_OK || shape.bytes > SIZE_MAX / 2)
-        return 0;
-    sk_allocator a;
-    sk__allocator_init(&a, o.allocator);
-    return sizeof(sk_bloom) + sk__array_cost(&a, (size_t)shape.bytes);
 }
 
 int sk_bloom_new(sk_bloom **out, uint64_t capacity, double fp_rate, sk_bloom_layout layout)
@@ -191,32 +68,16 @@ int sk_bloom_new(sk_bloom **out, uint64_t capacity, double fp_rate, sk_bloom_lay
     return sk_bloom_create(out, &o);
 }
 
-void sk_bloom_free(sk_bloom *f)
-{
-    if (f == NULL)
-        return;
-    for (unsigned i = 0; i < f->nlayers; i++)
-        layer_release(f, &f->layers[i]);
-    if (f->table_cap != 0)
-        sk__free(&f->alloc, f->layers, table_bytes(f->table_cap));
-    sk__bloom_end_in_place(f);
-    if (f->file_copy.block != NULL)
-        sk__array_free(&f->alloc, &f->file_copy);
-    else if (f->map != NULL)
-        munmap(f->map, f->map_len);
-    sk_allocator a = f->alloc;
-    sk__free(&a, f, sizeof *f);
-}
-
 int sk_bloom_copy(sk_bloom **out, const sk_bloom *src)
 {
     if (out == NULL || src == NULL)
         return SK_EINVAL;
     *out = NULL;
-    sk_bloom *f = sk__bloom_alloc(src->layout, src->fp_rate, src->expansion, &src->alloc);
+    sk_bloom *f = sk__bloom_alloc(src->layout, src->fp_rate, src->expansion, &src->alloc,
+                                  layer_nwords(&sk__bloom_layers(src)[0]) * 8);
     if (f == NULL)
         return SK_ENOMEM;
-    f->single_writer = src->single_writer;
+    f->flags = src->flags;
     for (unsigned i = 0; i < src->nlayers; i++) {
         sk_bloom_layer shape;
         sk_bloom_get_layer(src, i, &shape);
@@ -225,21 +86,26 @@ int sk_bloom_copy(sk_bloom **out, const sk_bloom *src)
             sk_bloom_free(f);
             return rc;
         }
-        struct layer *l = &f->layers[i];
-        memcpy((void *)l->words, (const void *)src->layers[i].words, (size_t)l->nwords * 8);
-        l->checksum = src->layers[i].checksum;
+        struct layer *l = &sk__bloom_layers(f)[i];
+        memcpy((void *)l->words, (const void *)sk__bloom_layers(src)[i].words,
+               (size_t)layer_nwords(l) * 8);
     }
     f->max_memory = src->max_memory;
-    f->restoring = src->restoring;
+    int rc = src->file != NULL ? src->file->copy(f, src) : SK_OK;
+    sk__bloom_update_plain(f);
+    if (rc != SK_OK) {
+        sk_bloom_free(f);
+        return rc;
+    }
     *out = f;
     return SK_OK;
 }
 
 static int grow(sk_bloom *f)
 {
-    const struct layer *last = &f->layers[f->nlayers - 1];
+    const struct layer *last = &sk__bloom_layers(f)[f->nlayers - 1];
     sk_bloom_layer shape;
-    int rc = sk__bloom_plan_layer(f->layout, f->fp_rate, f->expansion, last->capacity,
+    int rc = sk__bloom_plan_layer(f->layout, f->fp_rate, f->expansion, layer_capacity(last),
                                   f->nlayers - 1, f->nlayers, &shape);
     return rc != SK_OK ? rc : sk__bloom_push_layer(f, &shape);
 }
@@ -250,15 +116,17 @@ int sk__bloom_contains_hashed(const sk_bloom *f, struct item_hash h)
      * no load of the layer table's address. */
     if (f->expansion == 0)
         return layer_contains(&f->first, f->layout, h);
+    const struct layer *layers = sk__bloom_layers(f);
     for (unsigned i = f->nlayers; i-- > 0;)
-        if (layer_contains(&f->layers[i], f->layout, h))
+        if (layer_contains(&layers[i], f->layout, h))
             return 1;
     return 0;
 }
 
 void sk_bloom_set_single_writer(sk_bloom *f, int on)
 {
-    f->single_writer = on != 0;
+    f->flags = (uint8_t)(on ? f->flags | SK__BLOOM_SINGLE_WRITER
+                            : f->flags & ~SK__BLOOM_SINGLE_WRITER);
 }
 
 void sk_bloom_set_max_memory(sk_bloom *f, uint64_t bytes)
@@ -266,32 +134,46 @@ void sk_bloom_set_max_memory(sk_bloom *f, uint64_t bytes)
     f->max_memory = bytes;
 }
 
+void sk_bloom_set_refuse_when_full(sk_bloom *f, int on)
+{
+    f->flags = (uint8_t)(on ? f->flags | SK__BLOOM_REFUSE_FULL : f->flags & ~SK__BLOOM_REFUSE_FULL);
+    sk__bloom_update_plain(f);
+}
+
 int sk__bloom_add_hashed(sk_bloom *f, struct item_hash h)
 {
-    if (f->expansion == 0)
+    if (f->expansion == 0) {
+        if ((f->flags & SK__BLOOM_REFUSE_FULL) &&
+            atomic_load_explicit(&f->first.count, memory_order_relaxed) >=
+                layer_capacity(&f->first))
+            return layer_contains(&f->first, f->layout, h) ? 0 : SK_EFULL;
         return layer_add(&f->first, f->layout, h,
-                         f->single_writer ? WRITERS_ONE_PROMISED : WRITERS_MANY);
+                         (f->flags & SK__BLOOM_SINGLE_WRITER) ? WRITERS_ONE_PROMISED
+                                                              : WRITERS_MANY);
+    }
     /* The older layers are looked up; the newest needs no lookup before the
      * add, which reports whether the item was there, unless it is full and
      * the item would otherwise start a new layer. */
+    struct layer *layers = sk__bloom_layers(f);
     for (unsigned i = 0; i + 1 < f->nlayers; i++)
-        if (layer_contains(&f->layers[i], f->layout, h))
+        if (layer_contains(&layers[i], f->layout, h))
             return 0;
-    struct layer *last = &f->layers[f->nlayers - 1];
-    if (atomic_load_explicit(&last->count, memory_order_relaxed) >= last->capacity) {
+    struct layer *last = &layers[f->nlayers - 1];
+    if (atomic_load_explicit(&last->count, memory_order_relaxed) >= layer_capacity(last)) {
         if (layer_contains(last, f->layout, h))
             return 0;
         int rc = grow(f);
         if (rc != SK_OK)
             return rc;
-        last = &f->layers[f->nlayers - 1];
+        last = &sk__bloom_layers(f)[f->nlayers - 1];
     }
     /* One writer: a scalable filter needs exclusive access anyway. */
     return layer_add(last, f->layout, h, WRITERS_ONE);
 }
 
 /* A single call runs as few instructions as it can for the common filter,
- * fixed, blocked or split and not open in place, and leaves every other
+ * fixed, blocked or split, in memory and never refusing an add (for adds:
+ * f->plain), and leaves every other
  * case to a function of its own: a short call, with no registers to save,
  * lets the processor start the loads of the calls after it while its own
  * is missing the cache, so that their misses overlap (docs/benchmarks.md).
@@ -301,18 +183,24 @@ int sk__bloom_add_hashed(sk_bloom *f, struct item_hash h)
  * cannot forward to waits for the stores to retire, that is for the cache
  * miss of the call before, which serializes the calls (three times slower
  * measured). */
-static inline __attribute__((always_inline)) int fast_path(const sk_bloom *f,
-                                                           sk_bloom_layout layout)
+static inline __attribute__((always_inline)) int add_fast(const sk_bloom *f,
+                                                          sk_bloom_layout layout)
 {
-    return f->layout == layout && f->expansion == 0 && f->in_place == NULL;
+    return f->layout == layout && f->plain;
+}
+
+static inline __attribute__((always_inline)) int contains_fast(const sk_bloom *f,
+                                                               sk_bloom_layout layout)
+{
+    return f->layout == layout && f->expansion == 0;
 }
 
 static PROBE_CLONES_NOINLINE int add_other(sk_bloom *f, uint64_t h1,
                                                             uint64_t h2)
 {
     struct item_hash h = {h1, h2};
-    if (f->in_place != NULL) {
-        int rc = sk__bloom_in_place_touch(f, h);
+    if (f->file != NULL) {
+        int rc = f->file->before_write(f, &h, 1);
         if (rc != SK_OK)
             return rc;
     }
@@ -327,10 +215,11 @@ static PROBE_CLONES_NOINLINE int contains_other(const sk_bloom *f, uint64_t h1,
 
 static inline __attribute__((always_inline)) int add_item(sk_bloom *f, uint64_t h1, uint64_t h2)
 {
-    enum writers writers = f->single_writer ? WRITERS_ONE_PROMISED : WRITERS_MANY;
-    if (fast_path(f, SK_BLOOM_SPLIT))
+    enum writers writers =
+        (f->flags & SK__BLOOM_SINGLE_WRITER) ? WRITERS_ONE_PROMISED : WRITERS_MANY;
+    if (add_fast(f, SK_BLOOM_SPLIT))
         return layer_add(&f->first, SK_BLOOM_SPLIT, (struct item_hash){h1, h2}, writers);
-    if (fast_path(f, SK_BLOOM_BLOCKED))
+    if (add_fast(f, SK_BLOOM_BLOCKED))
         return layer_add(&f->first, SK_BLOOM_BLOCKED, (struct item_hash){h1, h2}, writers);
     return add_other(f, h1, h2);
 }
@@ -338,10 +227,10 @@ static inline __attribute__((always_inline)) int add_item(sk_bloom *f, uint64_t 
 static inline __attribute__((always_inline)) int contains_item(const sk_bloom *f, uint64_t h1,
                                                                uint64_t h2)
 {
-    if (fast_path(f, SK_BLOOM_SPLIT))
-        return split_line_has(blocked_line(&f->first, h1), h2, f->first.hashes);
-    if (fast_path(f, SK_BLOOM_BLOCKED))
-        return blocked_line_has(blocked_line(&f->first, h1), h2, f->first.hashes);
+    if (contains_fast(f, SK_BLOOM_SPLIT))
+        return split_line_has(blocked_line(&f->first, h1), h2, layer_hashes(&f->first));
+    if (contains_fast(f, SK_BLOOM_BLOCKED))
+        return blocked_line_has(blocked_line(&f->first, h1), h2, layer_hashes(&f->first));
     return contains_other(f, h1, h2);
 }
 
@@ -350,6 +239,16 @@ PROBE_CLONES __attribute__((flatten)) int sk_bloom_add(sk_bloom *f, const void *
 {
     struct item_hash h = hash_item(data, len);
     return add_item(f, h.h1, h.h2);
+}
+
+int sk_bloom_add_unlimited(sk_bloom *f, const void *data, size_t len)
+{
+    /* Scalable filters, the only ones a budget stops, have one writer. */
+    uint64_t budget = f->max_memory;
+    f->max_memory = 0;
+    int rc = sk_bloom_add(f, data, len);
+    f->max_memory = budget;
+    return rc;
 }
 
 PROBE_CLONES __attribute__((flatten)) int sk_bloom_contains(const sk_bloom *f, const void *data,
@@ -387,34 +286,27 @@ PROBE_CLONES __attribute__((flatten)) int sk_bloom_contains_hash(const sk_bloom 
 
 /* ---- set operations and estimates ---------------------------------------- */
 
-void sk__bloom_advise(const struct layer *l, int advice)
+static uint64_t layer_bits_set(const sk_bloom *f, unsigned index)
 {
-    if (l->storage != STORAGE_FILE)
-        return;
-    uintptr_t start = (uintptr_t)l->words & ~(uintptr_t)4095;
-    uintptr_t end = (uintptr_t)(l->words + l->nwords);
-    madvise((void *)start, end - start, advice);
-}
-
-static uint64_t layer_bits_set(const struct layer *l)
-{
-    sk__bloom_advise(l, MADV_SEQUENTIAL);
+    const struct layer *l = &sk__bloom_layers(f)[index];
+    sk__bloom_advise(f, index, MADV_SEQUENTIAL);
     uint64_t set = 0;
-    for (uint64_t i = 0; i < l->nwords; i++)
+    for (uint64_t i = 0; i < layer_nwords(l); i++)
         set += (uint64_t)__builtin_popcountll(
             atomic_load_explicit(&l->words[i], memory_order_relaxed));
-    sk__bloom_advise(l, MADV_RANDOM);
+    sk__bloom_advise(f, index, MADV_RANDOM);
     return set;
 }
 
 /* Swamidass and Baldi's estimate n = -(m/k) ln(1 - X/m) from X bits set. */
-static uint64_t layer_estimate_items(const struct layer *l)
+static uint64_t layer_estimate_items(const sk_bloom *f, unsigned index)
 {
-    double x = (double)layer_bits_set(l), m = (double)l->bits;
+    const struct layer *l = &sk__bloom_layers(f)[index];
+    double x = (double)layer_bits_set(f, index), m = (double)l->bits;
     uint64_t count = atomic_load_explicit(&l->count, memory_order_relaxed);
     if (x >= m)
-        return l->capacity > count ? l->capacity : count;
-    return (uint64_t)llround(-m / l->hashes * log1p(-x / m));
+        return layer_capacity(l) > count ? layer_capacity(l) : count;
+    return (uint64_t)llround(-m / layer_hashes(l) * log1p(-x / m));
 }
 
 static int same_shape(const sk_bloom *a, const sk_bloom *b)
@@ -422,8 +314,8 @@ static int same_shape(const sk_bloom *a, const sk_bloom *b)
     if (a->layout != b->layout || a->nlayers != b->nlayers || a->expansion != b->expansion)
         return 0;
     for (unsigned i = 0; i < a->nlayers; i++)
-        if (a->layers[i].bits != b->layers[i].bits ||
-            a->layers[i].hashes != b->layers[i].hashes)
+        if (sk__bloom_layers(a)[i].bits != sk__bloom_layers(b)[i].bits ||
+            layer_hashes(&sk__bloom_layers(a)[i]) != layer_hashes(&sk__bloom_layers(b)[i]))
             return 0;
     return 1;
 }
@@ -436,21 +328,21 @@ static int combine(sk_bloom *dst, const sk_bloom *src, int intersect)
      * insertion order put it, so only their union is layer by layer. */
     if (!same_shape(dst, src) || (intersect && dst->expansion != 0))
         return SK_EINCOMPAT;
-    if (dst->in_place != NULL) {
-        int rc = sk__bloom_in_place_touch_all(dst);
+    if (dst->file != NULL) {
+        int rc = dst->file->before_write(dst, NULL, 0);
         if (rc != SK_OK)
             return rc;
     }
     for (unsigned l = 0; l < dst->nlayers; l++) {
-        struct layer *d = &dst->layers[l];
-        const struct layer *s = &src->layers[l];
-        for (uint64_t i = 0; i < d->nwords; i++) {
+        struct layer *d = &sk__bloom_layers(dst)[l];
+        const struct layer *s = &sk__bloom_layers(src)[l];
+        for (uint64_t i = 0; i < layer_nwords(d); i++) {
             uint64_t a = atomic_load_explicit(&d->words[i], memory_order_relaxed);
             uint64_t b = atomic_load_explicit(&s->words[i], memory_order_relaxed);
             atomic_store_explicit(&d->words[i], intersect ? a & b : a | b,
                                   memory_order_relaxed);
         }
-        atomic_store_explicit(&d->count, layer_estimate_items(d), memory_order_relaxed);
+        atomic_store_explicit(&d->count, layer_estimate_items(dst, l), memory_order_relaxed);
     }
     return SK_OK;
 }
@@ -469,15 +361,15 @@ int sk_bloom_clear(sk_bloom *f)
 {
     if (f == NULL)
         return SK_EINVAL;
-    if (f->in_place != NULL) {
-        int rc = sk__bloom_in_place_touch_all(f);
+    if (f->file != NULL) {
+        int rc = f->file->before_write(f, NULL, 0);
         if (rc != SK_OK)
             return rc;
     }
     while (f->nlayers > 1)
-        layer_release(f, &f->layers[--f->nlayers]);
-    struct layer *l = &f->layers[0];
-    memset((void *)l->words, 0, (size_t)l->nwords * 8);
+        sk__bloom_release_layer(f, --f->nlayers);
+    struct layer *l = &sk__bloom_layers(f)[0];
+    memset((void *)l->words, 0, (size_t)layer_nwords(l) * 8);
     atomic_store_explicit(&l->count, 0, memory_order_relaxed);
     return SK_OK;
 }
@@ -486,7 +378,7 @@ uint64_t sk_bloom_estimate_items(const sk_bloom *f)
 {
     uint64_t total = 0;
     for (unsigned i = 0; i < f->nlayers; i++)
-        total += layer_estimate_items(&f->layers[i]);
+        total += layer_estimate_items(f, i);
     return total;
 }
 
@@ -496,19 +388,19 @@ void sk_bloom_get_info(const sk_bloom *f, sk_bloom_info *info)
 {
     memset(info, 0, sizeof *info);
     info->layout = f->layout;
-    info->hashes = f->layers[0].hashes;
+    info->hashes = layer_hashes(&sk__bloom_layers(f)[0]);
     info->fp_rate = f->fp_rate;
     info->layers = f->nlayers;
     info->expansion = f->expansion;
     info->max_memory = f->max_memory;
-    info->memory = filter_memory(f);
-    info->interrupted_chunks = f->interrupted;
+    info->memory = sk__bloom_memory(f);
+    info->interrupted_chunks = f->file != NULL ? f->file->interrupted : 0;
     for (unsigned i = 0; i < f->nlayers; i++) {
-        const struct layer *l = &f->layers[i];
+        const struct layer *l = &sk__bloom_layers(f)[i];
         info->bits += l->bits;
-        info->capacity += l->capacity;
+        info->capacity += layer_capacity(l);
         info->count += atomic_load_explicit(&l->count, memory_order_relaxed);
-        info->array_bytes += l->nwords * 8;
+        info->array_bytes += layer_nwords(l) * 8;
     }
 }
 
@@ -517,15 +409,20 @@ int sk_bloom_get_layer(const sk_bloom *f, unsigned index, sk_bloom_layer *out)
     if (f == NULL || out == NULL)
         return SK_EINVAL;
     if (index >= f->nlayers) {
-        const struct layer *last = &f->layers[f->nlayers - 1];
-        return sk__bloom_plan_layer(f->layout, f->fp_rate, f->expansion, last->capacity,
+        const struct layer *last = &sk__bloom_layers(f)[f->nlayers - 1];
+        return sk__bloom_plan_layer(f->layout, f->fp_rate, f->expansion, layer_capacity(last),
                                     f->nlayers - 1, index, out);
     }
-    const struct layer *l = &f->layers[index];
-    *out = (sk_bloom_layer){.bits = l->bits, .hashes = l->hashes, .capacity = l->capacity,
-                            .fp_rate = l->fp_rate, .bytes = l->nwords * 8,
+    const struct layer *l = &sk__bloom_layers(f)[index];
+    *out = (sk_bloom_layer){.bits = l->bits, .hashes = layer_hashes(l), .capacity = layer_capacity(l),
+                            .fp_rate = sk__bloom_rate_of(f, index), .bytes = layer_nwords(l) * 8,
                             .count = atomic_load_explicit(&l->count, memory_order_relaxed)};
     return SK_OK;
+}
+
+double sk__bloom_rate_of(const sk_bloom *f, unsigned index)
+{
+    return f->fp_rate == 0 ? 0 : sk__bloom_layer_rate(f->fp_rate, f->expansion, index);
 }
 
 double sk_bloom_expected_fp_rate(const sk_bloom *f, uint64_t items)
@@ -534,10 +431,10 @@ double sk_bloom_expected_fp_rate(const sk_bloom *f, uint64_t items)
      * takes the rest. An item is a false positive if any layer says so. */
     double remaining = (double)items, pass = 1;
     for (unsigned i = 0; i < f->nlayers; i++) {
-        const struct layer *l = &f->layers[i];
+        const struct layer *l = &sk__bloom_layers(f)[i];
         int last = i + 1 == f->nlayers;
-        double n = last || remaining < (double)l->capacity ? remaining : (double)l->capacity;
-        pass *= 1 - sk__bloom_fp_rate(f->layout, l->bits, l->hashes, n);
+        double n = last || remaining < (double)layer_capacity(l) ? remaining : (double)layer_capacity(l);
+        pass *= 1 - sk__bloom_fp_rate(f->layout, l->bits, layer_hashes(l), n);
         remaining -= n;
     }
     return 1 - pass;

@@ -15,8 +15,13 @@
 /* The writers of a filter of fixed size. */
 static inline enum writers writers_of(const sk_bloom *f)
 {
-    return f->single_writer ? WRITERS_ONE_PROMISED : WRITERS_MANY;
+    return (f->flags & SK__BLOOM_SINGLE_WRITER) ? WRITERS_ONE_PROMISED : WRITERS_MANY;
 }
+
+/* Items hashed, and announced to a filter's file (bloom_internal.h), before
+ * their bits are set: a file open in place then flushes its change marks
+ * once for all of them. */
+#define TOUCH_BATCH 1024
 
 /* Items in flight at once: enough to cover a memory latency with the loads
  * of the others (64 outstanding lines measured twice as fast as 16 here),
@@ -36,8 +41,8 @@ line_add_ring(struct layer *l, sk_bloom_layout layout, const struct source *item
         size_t slot = i % BATCH;
         if (i >= BATCH) {
             int changed = layout == SK_BLOOM_SPLIT
-                              ? split_line_set(lines[slot], h2[slot], l->hashes, writers)
-                              : blocked_line_set(lines[slot], h2[slot], l->hashes, writers);
+                              ? split_line_set(lines[slot], h2[slot], layer_hashes(l), writers)
+                              : blocked_line_set(lines[slot], h2[slot], layer_hashes(l), writers);
             new_items += (uint64_t)changed;
             if (added != NULL)
                 added[i - BATCH] = (uint8_t)changed;
@@ -62,9 +67,9 @@ line_contains_ring(const struct layer *l, sk_bloom_layout layout, const struct s
         size_t slot = i % BATCH;
         if (i >= BATCH)
             found[i - BATCH] = (uint8_t)(layout == SK_BLOOM_SPLIT
-                                             ? split_line_has(lines[slot], h2[slot], l->hashes)
+                                             ? split_line_has(lines[slot], h2[slot], layer_hashes(l))
                                              : blocked_line_has_all(lines[slot], h2[slot],
-                                                                    l->hashes));
+                                                                    layer_hashes(l)));
         if (i < n) {
             struct item_hash h = source_hash(items, i);
             lines[slot] = blocked_line(l, h.h1);
@@ -74,16 +79,51 @@ line_contains_ring(const struct layer *l, sk_bloom_layout layout, const struct s
     }
 }
 
+/* A filter read from a file: its file's hook before each TOUCH_BATCH
+ * items' bits change, then the items one by one. */
+static int add_batch_file(sk_bloom *f, const struct source *items, size_t n, uint8_t *added)
+{
+    struct item_hash h[TOUCH_BATCH];
+    for (size_t done = 0; done < n;) {
+        size_t count = n - done < TOUCH_BATCH ? n - done : TOUCH_BATCH;
+        for (size_t i = 0; i < count; i++)
+            h[i] = source_hash(items, done + i);
+        int rc = f->file->before_write(f, h, count);
+        for (size_t i = 0; i < count && rc == SK_OK; i++) {
+            int r = sk__bloom_add_hashed(f, h[i]);
+            if (r < 0)
+                rc = r;
+            else if (added != NULL)
+                added[done + i] = (uint8_t)r;
+        }
+        if (rc != SK_OK)
+            return rc;
+        done += count;
+    }
+    return SK_OK;
+}
+
+/* Whether adding n items to f needs nothing but setting bits: f->plain,
+ * or a fixed filter that refuses when full with room for all n. */
+static inline __attribute__((always_inline)) int plain_for(const sk_bloom *f, size_t n)
+{
+    return f->plain ||
+           (f->expansion == 0 && f->file == NULL &&
+            atomic_load_explicit(&f->first.count, memory_order_relaxed) + n <=
+                layer_capacity(&f->first));
+}
+
 static inline __attribute__((always_inline)) int
 add_batch(sk_bloom *f, const struct source *items, size_t n, uint8_t *added)
 {
-    if (f->in_place != NULL)
-        return sk__bloom_in_place_add_batch(f, items, n, added);
-    if (f->expansion == 0 && f->layout == SK_BLOOM_BLOCKED) {
+    if (f->file != NULL)
+        return add_batch_file(f, items, n, added);
+    int plain = plain_for(f, n);
+    if (plain && f->layout == SK_BLOOM_BLOCKED) {
         line_add_ring(&f->first, SK_BLOOM_BLOCKED, items, n, added, writers_of(f));
         return SK_OK;
     }
-    if (f->expansion == 0 && f->layout == SK_BLOOM_SPLIT) {
+    if (plain && f->layout == SK_BLOOM_SPLIT) {
         line_add_ring(&f->first, SK_BLOOM_SPLIT, items, n, added, writers_of(f));
         return SK_OK;
     }
@@ -93,7 +133,7 @@ add_batch(sk_bloom *f, const struct source *items, size_t n, uint8_t *added)
         size_t slot = i % BATCH;
         if (i >= BATCH) {
             int rc;
-            if (f->expansion == 0) {
+            if (plain) {
                 rc = layer_set(&f->first, f->layout, h[slot], writers_of(f));
                 new_items += (uint64_t)rc;
             } else {
@@ -108,11 +148,11 @@ add_batch(sk_bloom *f, const struct source *items, size_t n, uint8_t *added)
             h[slot] = source_hash(items, i);
             /* A scalable filter's adds may grow it, so only its lookups are
              * worth prefetching, and those are spread over every layer. */
-            if (f->expansion == 0)
+            if (plain)
                 layer_prefetch(&f->first, f->layout, h[slot], 1);
         }
     }
-    if (f->expansion == 0)
+    if (plain)
         layer_count(&f->first, new_items, writers_of(f));
     return SK_OK;
 }
@@ -120,12 +160,16 @@ add_batch(sk_bloom *f, const struct source *items, size_t n, uint8_t *added)
 static inline __attribute__((always_inline)) void
 contains_batch(const sk_bloom *f, const struct source *items, size_t n, uint8_t *found)
 {
-    if (f->nlayers == 1 && f->layout == SK_BLOOM_BLOCKED) {
-        line_contains_ring(&f->layers[0], SK_BLOOM_BLOCKED, items, n, found);
+    /* Read once: the stores into found may alias anything. */
+    const struct layer *layers = sk__bloom_layers(f);
+    const unsigned nlayers = f->nlayers;
+    const sk_bloom_layout layout = f->layout;
+    if (nlayers == 1 && layout == SK_BLOOM_BLOCKED) {
+        line_contains_ring(&layers[0], SK_BLOOM_BLOCKED, items, n, found);
         return;
     }
-    if (f->nlayers == 1 && f->layout == SK_BLOOM_SPLIT) {
-        line_contains_ring(&f->layers[0], SK_BLOOM_SPLIT, items, n, found);
+    if (nlayers == 1 && layout == SK_BLOOM_SPLIT) {
+        line_contains_ring(&layers[0], SK_BLOOM_SPLIT, items, n, found);
         return;
     }
     struct item_hash h[BATCH];
@@ -135,8 +179,8 @@ contains_batch(const sk_bloom *f, const struct source *items, size_t n, uint8_t 
             found[i - BATCH] = (uint8_t)sk__bloom_contains_hashed(f, h[slot]);
         if (i < n) {
             h[slot] = source_hash(items, i);
-            for (unsigned l = 0; l < f->nlayers; l++)
-                layer_prefetch(&f->layers[l], f->layout, h[slot], 0);
+            for (unsigned l = 0; l < nlayers; l++)
+                layer_prefetch(&layers[l], layout, h[slot], 0);
         }
     }
 }

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "bloom_format.h"
+#include "bloom_math.h"
+#include "common/format.h"
 
 uint64_t sk_bloom_dump_size(const sk_bloom *f)
 {
@@ -31,8 +33,8 @@ static int copy_spans(const sk_bloom *f, uint64_t offset, size_t len, uint8_t *b
         return SK_EINVAL;
     uint64_t start = sk__bloom_first_array(f->nlayers, 1);
     for (unsigned i = 0; i < f->nlayers && len > 0; i++) {
-        struct layer *l = &f->layers[i];
-        uint64_t bytes = l->nwords * 8, next = sk__bloom_next_array(start, bytes, 1);
+        struct layer *l = &sk__bloom_layers(f)[i];
+        uint64_t bytes = layer_nwords(l) * 8, next = sk__bloom_next_array(start, bytes, 1);
         if (offset < start + bytes) {
             uint64_t at = offset - start;
             size_t chunk = bytes - at < len ? (size_t)(bytes - at) : len;
@@ -77,12 +79,28 @@ int sk_bloom_dump_read(const sk_bloom *f, uint64_t offset, void *buf, size_t len
     return len == 0 ? SK_OK : copy_spans(f, offset, len, out, 0);
 }
 
+/* The bytes of the first array a header of `len` bytes declares, read
+ * before the header is validated, only so that a small one is allocated
+ * with the filter's record; 0 if the header is too short to tell. */
+static uint64_t first_array_hint(const uint8_t *p, size_t len, sk_bloom_layout *layout)
+{
+    if (len < sk__bloom_header_size(1))
+        return 0;
+    *layout = p[SK_BF_OFF_LAYOUT] == SK_BF_LAYOUT_CLASSIC ? SK_BLOOM_CLASSIC
+              : p[SK_BF_OFF_LAYOUT] == SK_BF_LAYOUT_SPLIT ? SK_BLOOM_SPLIT
+                                                          : SK_BLOOM_BLOCKED;
+    uint64_t bits = sk_load_le64(p + SK_BF_HEADER_SIZE + SK_BF_LAYER_OFF_BITS);
+    return bits > SK_BLOOM_MAX_BITS ? 0 : sk__bloom_words(*layout, bits) * 8;
+}
+
 /* restore_begin for a dump of `total` bytes (UINT64_MAX: not known), so
  * that a header declaring more than the bytes at hand allocates nothing. */
 static int begin(sk_bloom **out, const void *header, size_t len, uint64_t total,
                  size_t *header_len, const sk_allocator *allocator, uint64_t max_memory)
 {
-    sk_bloom *f = sk__bloom_alloc(SK_BLOOM_BLOCKED, 0, 0, allocator);
+    sk_bloom_layout layout = SK_BLOOM_BLOCKED;
+    uint64_t first = first_array_hint(header, len, &layout);
+    sk_bloom *f = sk__bloom_alloc(layout, 0, 0, allocator, first);
     if (f == NULL)
         return SK_ENOMEM;
     f->max_memory = max_memory;
@@ -92,7 +110,7 @@ static int begin(sk_bloom **out, const void *header, size_t len, uint64_t total,
     if (rc == SK_OK)
         rc = sk__bloom_alloc_arrays(f);
     if (rc == SK_OK)
-        f->restoring = 1;
+        f->flags |= SK__BLOOM_RESTORING;
     if (rc != SK_OK) {
         sk_bloom_free(f);
         return rc;
@@ -115,7 +133,7 @@ int sk_bloom_restore_chunk(sk_bloom *f, uint64_t offset, const void *data, size_
 {
     if (f == NULL || (data == NULL && len > 0))
         return SK_EINVAL;
-    if (!f->restoring)
+    if (!(f->flags & SK__BLOOM_RESTORING))
         return SK_EINCOMPAT;
     return len == 0 ? SK_OK : copy_spans(f, offset, len, (uint8_t *)(uintptr_t)data, 1);
 }
@@ -124,17 +142,20 @@ int sk_bloom_restore_finish(sk_bloom *f)
 {
     if (f == NULL)
         return SK_EINVAL;
-    if (!f->restoring)
+    if (!(f->flags & SK__BLOOM_RESTORING))
         return SK_EINCOMPAT;
     int rc = sk__bloom_verify_arrays(f);
-    if (rc == SK_OK)
-        f->restoring = 0;
+    if (rc == SK_OK) {
+        /* Complete: an in-memory filter, which needs no checksums. */
+        f->flags &= (uint8_t)~SK__BLOOM_RESTORING;
+        f->file->release(f);
+    }
     return rc;
 }
 
 int sk_bloom_restoring(const sk_bloom *f)
 {
-    return f != NULL && f->restoring;
+    return f != NULL && (f->flags & SK__BLOOM_RESTORING) != 0;
 }
 
 uint64_t sk_bloom_serialized_size(const sk_bloom *f)

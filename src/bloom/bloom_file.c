@@ -36,13 +36,13 @@ static uint8_t *compute_sums(const sk_bloom *f, uint64_t chunks)
         return NULL;
     uint8_t *at = sums;
     for (unsigned i = 0; i < f->nlayers; i++) {
-        const struct layer *l = &f->layers[i];
-        sk__bloom_advise(l, MADV_SEQUENTIAL);
+        const struct layer *l = &sk__bloom_layers(f)[i];
+        sk__bloom_advise(f, i, MADV_SEQUENTIAL);
         for (uint64_t c = 0; c < sk__bloom_layer_chunks(l, SK_BF_CHUNK_SHIFT); c++) {
             sk_store_le64(at, sk__bloom_chunk_sum(l, c, SK_BF_CHUNK_SHIFT));
             at += SK_BF_SUM_SIZE;
         }
-        sk__bloom_advise(l, MADV_RANDOM);
+        sk__bloom_advise(f, i, MADV_RANDOM);
     }
     return sums;
 }
@@ -65,12 +65,12 @@ static int write_filter(int fd, const void *ctx)
     sk__free(&f->alloc, head, table_end);
     uint64_t written = table_end, offset = sk__bloom_first_array(f->nlayers, 0);
     for (unsigned i = 0; rc == SK_OK && i < f->nlayers; i++) {
-        const struct layer *l = &f->layers[i];
+        const struct layer *l = &sk__bloom_layers(f)[i];
         rc = sk__write_zeros(fd, offset - written);
         if (rc == SK_OK)
-            rc = sk__write_all(fd, (const void *)l->words, (size_t)l->nwords * 8);
-        written = offset + l->nwords * 8;
-        offset = sk__bloom_next_array(offset, l->nwords * 8, 0);
+            rc = sk__write_all(fd, (const void *)l->words, (size_t)layer_nwords(l) * 8);
+        written = offset + layer_nwords(l) * 8;
+        offset = sk__bloom_next_array(offset, layer_nwords(l) * 8, 0);
     }
     if (rc == SK_OK)
         rc = sk__write_all(fd, sums, (size_t)(chunks * SK_BF_SUM_SIZE));
@@ -91,18 +91,19 @@ int sk_bloom_save(const sk_bloom *f, const char *path)
  * since an add is changing it or was interrupted while it did. */
 static int verify_chunks(const sk_bloom *f)
 {
+    const struct sk__bloom_source *s = sk__bloom_source(f);
     uint64_t chunk = 0;
-    for (unsigned i = 0; i < f->nlayers && i < f->file_layers; i++) {
-        const struct layer *l = &f->layers[i];
-        sk__bloom_advise(l, MADV_SEQUENTIAL);
-        uint64_t n = sk__bloom_layer_chunks(l, f->chunk_shift);
+    for (unsigned i = 0; i < f->nlayers && i < s->file_layers; i++) {
+        const struct layer *l = &sk__bloom_layers(f)[i];
+        sk__bloom_advise(f, i, MADV_SEQUENTIAL);
+        uint64_t n = sk__bloom_layer_chunks(l, s->chunk_shift);
         int rc = SK_OK;
         for (uint64_t c = 0; c < n && rc == SK_OK; c++, chunk++)
-            if (sk__bloom_chunk_sum(l, c, f->chunk_shift) !=
-                    sk_load_le64(f->sums + chunk * SK_BF_SUM_SIZE) &&
-                !sk__bloom_chunk_marked(f->marks, chunk))
+            if (sk__bloom_chunk_sum(l, c, s->chunk_shift) !=
+                    sk_load_le64(s->sums + chunk * SK_BF_SUM_SIZE) &&
+                !sk__bloom_chunk_marked(s->marks, chunk))
                 rc = SK_ECHECKSUM;
-        sk__bloom_advise(l, MADV_RANDOM);
+        sk__bloom_advise(f, i, MADV_RANDOM);
         if (rc != SK_OK)
             return rc;
     }
@@ -111,14 +112,15 @@ static int verify_chunks(const sk_bloom *f)
 
 int sk__bloom_verify_arrays(const sk_bloom *f)
 {
-    if (f->chunk_shift != 0)
+    const struct sk__bloom_source *s = sk__bloom_source(f);
+    if (s->chunk_shift != 0)
         return verify_chunks(f);
-    for (unsigned i = 0; i < f->nlayers; i++) {
-        const struct layer *l = &f->layers[i];
-        sk__bloom_advise(l, MADV_SEQUENTIAL);
-        uint64_t sum = XXH3_64bits((const void *)l->words, (size_t)l->nwords * 8);
-        sk__bloom_advise(l, MADV_RANDOM);
-        if (sum != l->checksum)
+    for (unsigned i = 0; i < f->nlayers && i < s->nchecksums; i++) {
+        const struct layer *l = &sk__bloom_layers(f)[i];
+        sk__bloom_advise(f, i, MADV_SEQUENTIAL);
+        uint64_t sum = XXH3_64bits((const void *)l->words, (size_t)layer_nwords(l) * 8);
+        sk__bloom_advise(f, i, MADV_RANDOM);
+        if (sum != s->checksums[i])
             return SK_ECHECKSUM;
     }
     return SK_OK;
@@ -133,18 +135,19 @@ static int parse_file(sk_bloom *f, uint8_t *p, size_t size, unsigned flags)
     int packed = sk__bloom_is_packed(p);
     uint64_t offset = sk__bloom_first_array(f->nlayers, packed);
     for (unsigned i = 0; i < f->nlayers; i++) {
-        struct layer *l = &f->layers[i];
+        struct layer *l = &sk__bloom_layers(f)[i];
         l->words = (_Atomic uint64_t *)(void *)(p + offset);
-        l->storage = STORAGE_FILE;
-        offset = sk__bloom_next_array(offset, l->nwords * 8, packed);
+        offset = sk__bloom_next_array(offset, layer_nwords(l) * 8, packed);
     }
-    if (f->chunk_shift != 0) {
-        uint64_t chunks = sk__bloom_chunks(f, f->chunk_shift);
-        f->sums = p + sk__bloom_end(f, 0);
-        f->marks = f->sums + chunks * SK_BF_SUM_SIZE;
-        f->file_layers = f->nlayers;
+    struct sk__bloom_source *s = sk__bloom_source(f);
+    if (s->chunk_shift != 0) {
+        uint64_t chunks = sk__bloom_chunks(f, s->chunk_shift);
+        s->sums = p + sk__bloom_end(f, 0);
+        s->marks = s->sums + chunks * SK_BF_SUM_SIZE;
+        s->file_layers = f->nlayers;
         for (uint64_t w = 0; w < sk__bloom_marks_size(chunks); w += SK_BF_MARK_WORD)
-            f->interrupted += (uint64_t)__builtin_popcountll(sk_load_le64(f->marks + w));
+            s->hooks.interrupted +=
+                (uint64_t)__builtin_popcountll(sk_load_le64(s->marks + w));
     }
     return (flags & SK_BLOOM_VERIFY) ? sk__bloom_verify_arrays(f) : SK_OK;
 }
@@ -153,7 +156,8 @@ static int parse_file(sk_bloom *f, uint8_t *p, size_t size, unsigned flags)
  * has become shorter. */
 static int copy_file(int fd, sk_bloom *f, size_t size)
 {
-    uint8_t *p = sk__array_alloc(&f->alloc, size, &f->file_copy);
+    struct sk__bloom_source *s = sk__bloom_source(f);
+    uint8_t *p = sk__array_alloc(&f->alloc, size, &s->file_copy);
     if (p == NULL)
         return SK_ENOMEM;
     for (size_t have = 0; have < size;) {
@@ -166,8 +170,9 @@ static int copy_file(int fd, sk_bloom *f, size_t size)
             return SK_ETRUNCATED;
         have += (size_t)n;
     }
-    f->map = p;
-    f->map_len = size;
+    s->map = p;
+    s->map_len = size;
+    s->hooks.memory += s->file_copy.block_len;
     return SK_OK;
 }
 
@@ -194,11 +199,13 @@ static int load_file(int fd, sk_bloom *f, unsigned flags)
                      shared ? MAP_SHARED : MAP_PRIVATE, fd, 0);
     if (map == MAP_FAILED)
         return SK_EIO;
-    f->map = map;
-    f->map_len = (size_t)st.st_size;
+    struct sk__bloom_source *s = sk__bloom_source(f);
+    s->map = map;
+    s->map_len = (size_t)st.st_size;
+    s->hooks.memory += s->map_len;
     /* Queries touch scattered pages: read-ahead would read megabytes around
      * each one. Whole-filter scans ask for sequential reads while they run. */
-    madvise(map, f->map_len, MADV_RANDOM);
+    madvise(map, s->map_len, MADV_RANDOM);
     return SK_OK;
 }
 
@@ -210,7 +217,7 @@ static int read_filter(int fd, sk_bloom *f, unsigned flags)
     if (rc == SK_OK)
         rc = load_file(fd, f, flags);
     if (rc == SK_OK)
-        rc = parse_file(f, f->map, f->map_len, flags);
+        rc = parse_file(f, sk__bloom_source(f)->map, sk__bloom_source(f)->map_len, flags);
     int e = errno;
     sk__bloom_lock_header(fd, F_UNLCK);
     errno = e;
@@ -226,9 +233,13 @@ int sk_bloom_open(sk_bloom **out, const char *path, unsigned flags,
     if (path == NULL || (flags & ~(SK_BLOOM_VERIFY | SK_BLOOM_MAP | SK_BLOOM_IN_PLACE)) != 0)
         return SK_EINVAL;
     int in_place = (flags & SK_BLOOM_IN_PLACE) != 0;
-    sk_bloom *f = sk__bloom_alloc(SK_BLOOM_BLOCKED, 0, 0, allocator);
+    sk_bloom *f = sk__bloom_alloc(SK_BLOOM_BLOCKED, 0, 0, allocator, 0);
     if (f == NULL)
         return SK_ENOMEM;
+    if (sk__bloom_source_attach(f) != SK_OK) {
+        sk_bloom_free(f);
+        return SK_ENOMEM;
+    }
     /* Non-blocking, so that a FIFO without a writer is refused, not waited on. */
     int fd = open(path, (in_place ? O_RDWR : O_RDONLY) | O_NONBLOCK | O_CLOEXEC);
     int rc = fd < 0 ? SK_EIO : SK_OK;
@@ -236,10 +247,13 @@ int sk_bloom_open(sk_bloom **out, const char *path, unsigned flags,
         rc = sk__bloom_lock_writer(fd);
     if (rc == SK_OK)
         rc = read_filter(fd, f, flags);
-    if (rc == SK_OK && in_place)
-        rc = f->chunk_shift == 0 ? SK_EINCOMPAT : sk__bloom_begin_in_place(f, fd, path);
+    int taken = 0; /* fd, by the filter open in place */
+    if (rc == SK_OK && in_place) {
+        taken = sk__bloom_source(f)->chunk_shift != 0;
+        rc = taken ? sk__bloom_begin_in_place(f, fd, path) : SK_EINCOMPAT;
+    }
     int e = errno;
-    if (fd >= 0 && f->in_place == NULL && (rc != SK_OK || !in_place))
+    if (fd >= 0 && !taken)
         close(fd);
     if (rc != SK_OK) {
         sk_bloom_free(f);
@@ -254,9 +268,9 @@ int sk_bloom_sync(sk_bloom *f)
 {
     if (f == NULL)
         return SK_EINVAL;
-    if (f->in_place == NULL)
+    if (f->file == NULL || sk__bloom_source(f)->in_place == NULL)
         return SK_EINCOMPAT;
-    if (f->nlayers == f->file_layers)
+    if (f->nlayers == sk__bloom_source(f)->file_layers)
         return sk__bloom_commit_in_place(f);
     /* A new layer lies outside the file, which is then written whole; the
      * chunks no add touched are checked first, since the new file's sums

@@ -16,9 +16,16 @@
  * layer table. The header and table are checked whenever they are read; the
  * arrays' sums only when asked (a file) or once every piece is in (a dump),
  * since that reads every array.
+ *
+ * What a filter keeps of the file or dump it was read from, its source, is
+ * made here too: the checksums and chunk sums the header declares, and
+ * hooks for the core that allow every write (bloom_in_place.c replaces
+ * them for files open in place).
  */
+#define _GNU_SOURCE
 #include <math.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* Inlined, so that XXH32_state_t can live on the stack. */
 #define XXH_INLINE_ALL
@@ -29,6 +36,67 @@
 #include "common/format.h"
 
 _Static_assert(SK_BF_BLOCK_BITS == SK__BLOOM_BLOCK_BITS, "one block is one cache line");
+
+/* A source's hooks: writes need nothing of a file read into memory or
+ * mapped privately, nor of a dump. */
+static int allow_write(sk_bloom *f, const struct item_hash *h, size_t n)
+{
+    (void)f;
+    (void)h;
+    (void)n;
+    return SK_OK;
+}
+
+static size_t checksums_bytes(unsigned n)
+{
+    return (size_t)n * sizeof(uint64_t);
+}
+
+/* Checksums that a copy must carry: those of an unfinished restore, which
+ * its arrays will match only once every piece is in. */
+static int copy_source(sk_bloom *dst, const sk_bloom *src)
+{
+    const struct sk__bloom_source *s = sk__bloom_source(src);
+    if (!(src->flags & SK__BLOOM_RESTORING) || s->checksums == NULL)
+        return SK_OK;
+    int rc = sk__bloom_source_attach(dst);
+    if (rc != SK_OK)
+        return rc;
+    struct sk__bloom_source *d = sk__bloom_source(dst);
+    d->checksums = sk__alloc(&dst->alloc, checksums_bytes(s->nchecksums));
+    if (d->checksums == NULL)
+        return SK_ENOMEM;
+    memcpy(d->checksums, s->checksums, checksums_bytes(s->nchecksums));
+    d->nchecksums = s->nchecksums;
+    d->hooks.memory += checksums_bytes(s->nchecksums);
+    return SK_OK;
+}
+
+int sk__bloom_source_attach(sk_bloom *f)
+{
+    struct sk__bloom_source *s = sk__zalloc(&f->alloc, sizeof *s);
+    if (s == NULL)
+        return SK_ENOMEM;
+    s->hooks = (struct sk__bloom_file){.before_write = allow_write, .copy = copy_source,
+                                       .release = sk__bloom_source_release,
+                                       .memory = sizeof *s};
+    f->file = &s->hooks;
+    sk__bloom_update_plain(f);
+    return SK_OK;
+}
+
+void sk__bloom_source_release(sk_bloom *f)
+{
+    struct sk__bloom_source *s = sk__bloom_source(f);
+    if (s->file_copy.block != NULL)
+        sk__array_free(&f->alloc, &s->file_copy);
+    else if (s->map != NULL)
+        munmap(s->map, s->map_len);
+    sk__free(&f->alloc, s->checksums, checksums_bytes(s->nchecksums));
+    sk__free(&f->alloc, s, sizeof *s);
+    f->file = NULL;
+    sk__bloom_update_plain(f);
+}
 
 static uint64_t align_up(uint64_t x, uint64_t a)
 {
@@ -69,20 +137,20 @@ uint64_t sk__bloom_end(const sk_bloom *f, int packed)
 {
     uint64_t at = sk__bloom_first_array(f->nlayers, packed);
     for (unsigned i = 0; i + 1 < f->nlayers; i++)
-        at = sk__bloom_next_array(at, f->layers[i].nwords * 8, packed);
-    return at + f->layers[f->nlayers - 1].nwords * 8;
+        at = sk__bloom_next_array(at, layer_nwords(&sk__bloom_layers(f)[i]) * 8, packed);
+    return at + layer_nwords(&sk__bloom_layers(f)[f->nlayers - 1]) * 8;
 }
 
 uint64_t sk__bloom_layer_chunks(const struct layer *l, unsigned shift)
 {
-    return (l->nwords * 8 + ((uint64_t)1 << shift) - 1) >> shift;
+    return (layer_nwords(l) * 8 + ((uint64_t)1 << shift) - 1) >> shift;
 }
 
 uint64_t sk__bloom_chunks(const sk_bloom *f, unsigned shift)
 {
     uint64_t n = 0;
     for (unsigned i = 0; i < f->nlayers; i++)
-        n += sk__bloom_layer_chunks(&f->layers[i], shift);
+        n += sk__bloom_layer_chunks(&sk__bloom_layers(f)[i], shift);
     return n;
 }
 
@@ -93,9 +161,17 @@ uint64_t sk__bloom_marks_size(uint64_t chunks)
 
 uint64_t sk__bloom_chunk_sum(const struct layer *l, uint64_t chunk, unsigned shift)
 {
-    uint64_t start = chunk << shift, bytes = l->nwords * 8;
+    uint64_t start = chunk << shift, bytes = layer_nwords(l) * 8;
     uint64_t len = bytes - start < ((uint64_t)1 << shift) ? bytes - start : (uint64_t)1 << shift;
     return XXH3_64bits((const uint8_t *)(const void *)l->words + start, (size_t)len);
+}
+
+/* The checksum a restore was given for layer i; 0 for a layer it grew
+ * since. */
+static uint64_t restoring_checksum(const sk_bloom *f, unsigned i)
+{
+    const struct sk__bloom_source *s = sk__bloom_source(f);
+    return i < s->nchecksums ? s->checksums[i] : 0;
 }
 
 static uint32_t header_checksum(const uint8_t *head, unsigned nlayers)
@@ -128,11 +204,11 @@ void sk__bloom_encode_header(const sk_bloom *f, uint8_t *head, int packed)
     sk_store_le64(head + SK_BF_OFF_FP_RATE, double_bits(f->fp_rate));
     uint64_t offset = sk__bloom_first_array(f->nlayers, packed);
     for (unsigned i = 0; i < f->nlayers; i++) {
-        const struct layer *l = &f->layers[i];
+        const struct layer *l = &sk__bloom_layers(f)[i];
         uint8_t *e = head + sk__bloom_header_size(i);
         sk_store_le64(e + SK_BF_LAYER_OFF_BITS, l->bits);
-        sk_store_le32(e + SK_BF_LAYER_OFF_HASHES, l->hashes);
-        sk_store_le64(e + SK_BF_LAYER_OFF_CAPACITY, l->capacity);
+        sk_store_le32(e + SK_BF_LAYER_OFF_HASHES, layer_hashes(l));
+        sk_store_le64(e + SK_BF_LAYER_OFF_CAPACITY, layer_capacity(l));
         sk_store_le64(e + SK_BF_LAYER_OFF_COUNT,
                       atomic_load_explicit(&l->count, memory_order_relaxed));
         sk_store_le64(e + SK_BF_LAYER_OFF_ARRAY, offset);
@@ -140,9 +216,10 @@ void sk__bloom_encode_header(const sk_bloom *f, uint8_t *head, int packed)
          * arrays will match only once every piece is in. */
         if (packed)
             sk_store_le64(e + SK_BF_LAYER_OFF_CHECKSUM,
-                          f->restoring ? l->checksum
-                                       : XXH3_64bits((const void *)l->words, (size_t)l->nwords * 8));
-        offset = sk__bloom_next_array(offset, l->nwords * 8, packed);
+                          (f->flags & SK__BLOOM_RESTORING) ? restoring_checksum(f, i)
+                                       : XXH3_64bits((const void *)l->words,
+                                                     (size_t)layer_nwords(l) * 8));
+        offset = sk__bloom_next_array(offset, layer_nwords(l) * 8, packed);
     }
     sk_store_le32(head + SK_BF_OFF_CHECKSUM, header_checksum(head, f->nlayers));
 }
@@ -218,10 +295,20 @@ int sk__bloom_decode_header(sk_bloom *f, const uint8_t *p, size_t available, uin
     f->layout = p[SK_BF_OFF_LAYOUT] == SK_BF_LAYOUT_BLOCKED ? SK_BLOOM_BLOCKED
                 : p[SK_BF_OFF_LAYOUT] == SK_BF_LAYOUT_SPLIT ? SK_BLOOM_SPLIT
                                                             : SK_BLOOM_CLASSIC;
-    f->expansion = sk_load_le32(p + SK_BF_OFF_EXPANSION);
+    f->expansion = (uint16_t)sk_load_le32(p + SK_BF_OFF_EXPANSION);
     f->fp_rate = bits_double(sk_load_le64(p + SK_BF_OFF_FP_RATE));
     int packed = p[SK_BF_OFF_PACKED] == SK_BF_ARRAYS_PACKED;
     unsigned shift = p[SK_BF_OFF_CHUNK_SHIFT];
+    if (f->file == NULL && (rc = sk__bloom_source_attach(f)) != SK_OK)
+        return rc;
+    struct sk__bloom_source *s = sk__bloom_source(f);
+    if (shift == 0) {
+        s->checksums = sk__alloc(&f->alloc, checksums_bytes(nlayers));
+        if (s->checksums == NULL)
+            return SK_ENOMEM;
+        s->nchecksums = nlayers;
+        s->hooks.memory += checksums_bytes(nlayers);
+    }
     uint64_t offset = sk__bloom_first_array(nlayers, packed), end = 0;
     for (unsigned i = 0; i < nlayers; i++) {
         const uint8_t *e = p + sk__bloom_header_size(i);
@@ -239,19 +326,20 @@ int sk__bloom_decode_header(sk_bloom *f, const uint8_t *p, size_t available, uin
          * arrays must not wrap the 64-bit offsets around. */
         if (sk_load_le64(e + SK_BF_LAYER_OFF_ARRAY) != offset || offset > UINT64_MAX / 2)
             return SK_ECORRUPT;
-        double rate = f->fp_rate == 0 ? 0 : sk__bloom_layer_rate(f->fp_rate, f->expansion, i);
         sk_bloom_layer shape = {.bits = bits, .hashes = hashes,
                                 .capacity = sk_load_le64(e + SK_BF_LAYER_OFF_CAPACITY),
-                                .fp_rate = rate, .bytes = bytes,
+                                .bytes = bytes,
                                 .count = sk_load_le64(e + SK_BF_LAYER_OFF_COUNT)};
         rc = sk__bloom_push_shape(f, &shape);
         if (rc != SK_OK)
             return rc;
-        f->layers[i].checksum = sk_load_le64(e + SK_BF_LAYER_OFF_CHECKSUM);
+        if (shift == 0)
+            s->checksums[i] = sk_load_le64(e + SK_BF_LAYER_OFF_CHECKSUM);
         end = offset + bytes;
         offset = sk__bloom_next_array(offset, bytes, packed);
     }
-    f->chunk_shift = shift;
+    sk__bloom_update_plain(f);
+    s->chunk_shift = shift;
     if (shift != 0) {
         uint64_t chunks = sk__bloom_chunks(f, shift);
         end += chunks * SK_BF_SUM_SIZE + sk__bloom_marks_size(chunks);

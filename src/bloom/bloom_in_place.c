@@ -41,6 +41,10 @@
  * add flushes the marks before it sets bits if one of its chunks has a mark
  * that no flush has covered yet. Sync, merge, clear and scalable filters
  * need exclusive access.
+ *
+ * The core reaches all this through the hooks of the filter's source
+ * (bloom_format.h), which sk__bloom_begin_in_place sets: before bits
+ * change, and when the filter is freed.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -58,10 +62,6 @@
  * they protect, only be taken by everyone on the same bytes. */
 #define HEADER_LOCK_BYTE 0
 #define WRITER_LOCK_BYTE 1
-
-/* Items hashed, and their chunks marked, before their bits are set: one
- * flush of the marks for all of them. */
-#define TOUCH_BATCH 1024
 
 /* What this process knows of a chunk since the last commit. */
 enum chunk_state {
@@ -108,8 +108,9 @@ int sk__bloom_lock_writer(int fd)
 /* Flushes the marks (a few pages at most: one bit per chunk) to the disk. */
 static int flush_marks(const sk_bloom *f)
 {
-    uintptr_t start = (uintptr_t)f->marks & ~(uintptr_t)(SK_BF_FILE_ALIGN - 1);
-    uintptr_t end = (uintptr_t)f->marks + (uintptr_t)sk__bloom_marks_size(f->in_place->chunks);
+    const struct sk__bloom_source *s = sk__bloom_source(f);
+    uintptr_t start = (uintptr_t)s->marks & ~(uintptr_t)(SK_BF_FILE_ALIGN - 1);
+    uintptr_t end = (uintptr_t)s->marks + (uintptr_t)sk__bloom_marks_size(s->in_place->chunks);
     return msync((void *)start, end - start, MS_SYNC) == 0 ? SK_OK : SK_EIO;
 }
 
@@ -118,7 +119,8 @@ static int flush_marks(const sk_bloom *f)
 static int touch_chunk(sk_bloom *f, const struct layer *l, uint64_t local, uint64_t chunk,
                        int *unflushed)
 {
-    _Atomic uint8_t *state = &f->in_place->state[chunk];
+    const struct sk__bloom_source *src = sk__bloom_source(f);
+    _Atomic uint8_t *state = &src->in_place->state[chunk];
     for (;;) {
         uint8_t s = atomic_load_explicit(state, memory_order_acquire);
         switch (s) {
@@ -131,13 +133,13 @@ static int touch_chunk(sk_bloom *f, const struct layer *l, uint64_t local, uint6
         if (!atomic_compare_exchange_weak_explicit(state, &s, CHUNK_CHECKING,
                                                    memory_order_acquire, memory_order_relaxed))
             continue;
-        if (sk__bloom_chunk_sum(l, local, f->chunk_shift) !=
-            sk_load_le64(f->sums + chunk * SK_BF_SUM_SIZE)) {
+        if (sk__bloom_chunk_sum(l, local, src->chunk_shift) !=
+            sk_load_le64(src->sums + chunk * SK_BF_SUM_SIZE)) {
             atomic_store_explicit(state, CHUNK_DAMAGED, memory_order_release);
             return SK_ECHECKSUM;
         }
         /* Other threads mark other chunks of the same byte. */
-        atomic_fetch_or_explicit((_Atomic uint8_t *)(void *)&f->marks[chunk / 8],
+        atomic_fetch_or_explicit((_Atomic uint8_t *)(void *)&src->marks[chunk / 8],
                                  (uint8_t)(1u << (chunk % 8)), memory_order_relaxed);
         atomic_store_explicit(state, CHUNK_MARKED, memory_order_release);
         *unflushed = 1;
@@ -150,22 +152,24 @@ static int touch_chunk(sk_bloom *f, const struct layer *l, uint64_t local, uint6
 static unsigned item_chunks(const sk_bloom *f, struct item_hash h,
                             uint64_t chunks[SK_BLOOM_MAX_HASHES])
 {
-    if (f->nlayers != f->file_layers)
+    const struct sk__bloom_source *s = sk__bloom_source(f);
+    if (f->nlayers != s->file_layers)
         return 0; /* a layer of memory: the file is rewritten whole */
-    const struct layer *l = &f->layers[f->nlayers - 1];
+    const struct layer *l = &sk__bloom_layers(f)[f->nlayers - 1];
     unsigned n = layer_words(l, f->layout, h, chunks);
     for (unsigned i = 0; i < n; i++)
-        chunks[i] = f->in_place->last_base + (chunks[i] * 8 >> f->chunk_shift);
+        chunks[i] = s->in_place->last_base + (chunks[i] * 8 >> s->chunk_shift);
     return n;
 }
 
 static int touch_item(sk_bloom *f, struct item_hash h, int *unflushed)
 {
-    const struct layer *l = &f->layers[f->nlayers - 1];
+    const struct layer *l = &sk__bloom_layers(f)[f->nlayers - 1];
     uint64_t chunks[SK_BLOOM_MAX_HASHES];
     unsigned n = item_chunks(f, h, chunks);
     for (unsigned i = 0; i < n; i++) {
-        int rc = touch_chunk(f, l, chunks[i] - f->in_place->last_base, chunks[i], unflushed);
+        int rc = touch_chunk(f, l, chunks[i] - sk__bloom_source(f)->in_place->last_base,
+                             chunks[i], unflushed);
         if (rc != SK_OK)
             return rc;
     }
@@ -180,31 +184,23 @@ static void made_durable(sk_bloom *f, const struct item_hash *h, size_t n)
         unsigned k = item_chunks(f, h[i], chunks);
         for (unsigned j = 0; j < k; j++) {
             uint8_t marked = CHUNK_MARKED;
-            atomic_compare_exchange_strong_explicit(&f->in_place->state[chunks[j]], &marked,
+            _Atomic uint8_t *state = &sk__bloom_source(f)->in_place->state[chunks[j]];
+            atomic_compare_exchange_strong_explicit(state, &marked,
                                                     CHUNK_DURABLE, memory_order_relaxed,
                                                     memory_order_relaxed);
         }
     }
 }
 
-int sk__bloom_in_place_touch(sk_bloom *f, struct item_hash h)
+/* The chunks of every layer of the file. */
+static int touch_all(sk_bloom *f)
 {
-    int unflushed = 0, rc = touch_item(f, h, &unflushed);
-    if (rc == SK_OK && unflushed) {
-        rc = flush_marks(f);
-        if (rc == SK_OK)
-            made_durable(f, &h, 1);
-    }
-    return rc;
-}
-
-int sk__bloom_in_place_touch_all(sk_bloom *f)
-{
+    const struct sk__bloom_source *s = sk__bloom_source(f);
     uint64_t chunk = 0;
     int unflushed = 0;
-    for (unsigned i = 0; i < f->nlayers && i < f->file_layers; i++) {
-        const struct layer *l = &f->layers[i];
-        uint64_t n = sk__bloom_layer_chunks(l, f->chunk_shift);
+    for (unsigned i = 0; i < f->nlayers && i < s->file_layers; i++) {
+        const struct layer *l = &sk__bloom_layers(f)[i];
+        uint64_t n = sk__bloom_layer_chunks(l, s->chunk_shift);
         for (uint64_t c = 0; c < n; c++, chunk++) {
             int rc = touch_chunk(f, l, c, chunk, &unflushed);
             if (rc != SK_OK)
@@ -215,38 +211,25 @@ int sk__bloom_in_place_touch_all(sk_bloom *f)
         return SK_OK;
     int rc = flush_marks(f);
     for (uint64_t c = 0; rc == SK_OK && c < chunk; c++)
-        atomic_store_explicit(&f->in_place->state[c], CHUNK_DURABLE, memory_order_relaxed);
+        atomic_store_explicit(&s->in_place->state[c], CHUNK_DURABLE, memory_order_relaxed);
     return rc;
 }
 
-int sk__bloom_in_place_add_batch(sk_bloom *f, const struct source *items, size_t n,
-                                 uint8_t *added)
+/* The source's hook before bits change (bloom_internal.h): steps 1 and 2
+ * of the order above, one flush of the marks for all n items. */
+static int before_write(sk_bloom *f, const struct item_hash *h, size_t n)
 {
-    struct item_hash h[TOUCH_BATCH];
-    for (size_t done = 0; done < n;) {
-        size_t count = n - done < TOUCH_BATCH ? n - done : TOUCH_BATCH;
-        int unflushed = 0, rc = SK_OK;
-        for (size_t i = 0; i < count && rc == SK_OK; i++) {
-            h[i] = source_hash(items, done + i);
-            rc = touch_item(f, h[i], &unflushed);
-        }
-        if (rc == SK_OK && unflushed) {
-            rc = flush_marks(f);
-            if (rc == SK_OK)
-                made_durable(f, h, count);
-        }
-        for (size_t i = 0; i < count && rc == SK_OK; i++) {
-            int r = sk__bloom_add_hashed(f, h[i]);
-            if (r < 0)
-                rc = r;
-            else if (added != NULL)
-                added[done + i] = (uint8_t)r;
-        }
-        if (rc != SK_OK)
-            return rc;
-        done += count;
+    if (h == NULL)
+        return touch_all(f);
+    int unflushed = 0, rc = SK_OK;
+    for (size_t i = 0; i < n && rc == SK_OK; i++)
+        rc = touch_item(f, h[i], &unflushed);
+    if (rc == SK_OK && unflushed) {
+        rc = flush_marks(f);
+        if (rc == SK_OK)
+            made_durable(f, h, n);
     }
-    return SK_OK;
+    return rc;
 }
 
 static int pwrite_all(int fd, const uint8_t *p, size_t len, off_t at)
@@ -267,21 +250,22 @@ static int pwrite_all(int fd, const uint8_t *p, size_t len, off_t at)
 /* Step 3 of the order above, under the header lock. */
 static int commit(sk_bloom *f)
 {
+    struct sk__bloom_source *s = sk__bloom_source(f);
     uint64_t chunk = 0;
     for (unsigned i = 0; i < f->nlayers; i++) {
-        const struct layer *l = &f->layers[i];
-        uint64_t n = sk__bloom_layer_chunks(l, f->chunk_shift);
+        const struct layer *l = &sk__bloom_layers(f)[i];
+        uint64_t n = sk__bloom_layer_chunks(l, s->chunk_shift);
         for (uint64_t c = 0; c < n; c++, chunk++)
-            if (sk__bloom_chunk_marked(f->marks, chunk))
-                sk_store_le64(f->sums + chunk * SK_BF_SUM_SIZE,
-                              sk__bloom_chunk_sum(l, c, f->chunk_shift));
+            if (sk__bloom_chunk_marked(s->marks, chunk))
+                sk_store_le64(s->sums + chunk * SK_BF_SUM_SIZE,
+                              sk__bloom_chunk_sum(l, c, s->chunk_shift));
     }
     size_t head_len = sk__bloom_header_size(f->nlayers);
     uint8_t *head = sk__alloc(&f->alloc, head_len);
     if (head == NULL)
         return SK_ENOMEM;
     sk__bloom_encode_header(f, head, 0);
-    int fd = f->in_place->fd;
+    int fd = s->in_place->fd;
     /* One write(2) of the header: a process killed during it has written
      * all of it or none. */
     int rc = pwrite_all(fd, head, head_len, 0);
@@ -290,17 +274,17 @@ static int commit(sk_bloom *f)
         rc = SK_EIO;
     if (rc != SK_OK)
         return rc;
-    memset(f->marks, 0, (size_t)sk__bloom_marks_size(chunk));
+    memset(s->marks, 0, (size_t)sk__bloom_marks_size(chunk));
     /* Summed from the bytes as they are, so checked; unmarked again. */
     for (uint64_t c = 0; c < chunk; c++)
-        if (atomic_load_explicit(&f->in_place->state[c], memory_order_relaxed) != CHUNK_DAMAGED)
-            atomic_store_explicit(&f->in_place->state[c], CHUNK_UNCHECKED, memory_order_relaxed);
+        if (atomic_load_explicit(&s->in_place->state[c], memory_order_relaxed) != CHUNK_DAMAGED)
+            atomic_store_explicit(&s->in_place->state[c], CHUNK_UNCHECKED, memory_order_relaxed);
     return fdatasync(fd) == 0 ? SK_OK : SK_EIO;
 }
 
 int sk__bloom_commit_in_place(sk_bloom *f)
 {
-    int fd = f->in_place->fd;
+    int fd = sk__bloom_source(f)->in_place->fd;
     int rc = sk__bloom_lock_header(fd, F_WRLCK);
     if (rc != SK_OK)
         return rc;
@@ -311,14 +295,33 @@ int sk__bloom_commit_in_place(sk_bloom *f)
     return rc;
 }
 
+/* The source's release hook: the file closed, the in-place state freed,
+ * then what every source holds. */
+static void release(sk_bloom *f)
+{
+    struct sk__in_place *ip = sk__bloom_source(f)->in_place;
+    close(ip->fd);
+    if (ip->path != NULL)
+        sk__free(&f->alloc, ip->path, ip->path_size);
+    if (ip->state != NULL)
+        sk__free(&f->alloc, (void *)ip->state, (size_t)ip->chunks);
+    sk__free(&f->alloc, ip, sizeof *ip);
+    sk__bloom_source_release(f);
+}
+
 int sk__bloom_begin_in_place(sk_bloom *f, int fd, const char *path)
 {
+    struct sk__bloom_source *s = sk__bloom_source(f);
     struct sk__in_place *ip = sk__zalloc(&f->alloc, sizeof *ip);
-    if (ip == NULL)
+    if (ip == NULL) {
+        close(fd);
         return SK_ENOMEM;
-    f->in_place = ip;
+    }
+    s->in_place = ip;
+    s->hooks.before_write = before_write;
+    s->hooks.release = release;
     ip->fd = fd;
-    ip->chunks = sk__bloom_chunks(f, f->chunk_shift);
+    ip->chunks = sk__bloom_chunks(f, s->chunk_shift);
     ip->path_size = strlen(path) + 1;
     ip->path = sk__alloc(&f->alloc, ip->path_size);
     ip->state = sk__zalloc(&f->alloc, (size_t)ip->chunks);
@@ -326,30 +329,16 @@ int sk__bloom_begin_in_place(sk_bloom *f, int fd, const char *path)
         return SK_ENOMEM;
     memcpy(ip->path, path, ip->path_size);
     for (unsigned i = 0; i + 1 < f->nlayers; i++)
-        ip->last_base += sk__bloom_layer_chunks(&f->layers[i], f->chunk_shift);
+        ip->last_base += sk__bloom_layer_chunks(&sk__bloom_layers(f)[i], s->chunk_shift);
     /* An interrupted add's chunks cannot be checked, and their marks are on
      * the disk already. */
     for (uint64_t c = 0; c < ip->chunks; c++)
-        if (sk__bloom_chunk_marked(f->marks, c))
+        if (sk__bloom_chunk_marked(s->marks, c))
             atomic_store_explicit(&ip->state[c], CHUNK_DURABLE, memory_order_relaxed);
     return SK_OK;
 }
 
-void sk__bloom_end_in_place(sk_bloom *f)
-{
-    struct sk__in_place *ip = f->in_place;
-    if (ip == NULL)
-        return;
-    close(ip->fd);
-    if (ip->path != NULL)
-        sk__free(&f->alloc, ip->path, ip->path_size);
-    if (ip->state != NULL)
-        sk__free(&f->alloc, (void *)ip->state, (size_t)ip->chunks);
-    sk__free(&f->alloc, ip, sizeof *ip);
-    f->in_place = NULL;
-}
-
 const char *sk__bloom_in_place_path(const sk_bloom *f)
 {
-    return f->in_place->path;
+    return sk__bloom_source(f)->in_place->path;
 }

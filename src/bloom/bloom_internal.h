@@ -3,11 +3,16 @@
  * bloom_internal.h: what the files of the Bloom filter share: the filter
  * and layer records, and the calls between them. Nothing here is exported.
  *
+ * The core (bloom.c, bloom_batch.c, bloom_record.c) knows nothing of
+ * files: a filter read from a file or a dump points to what it keeps of
+ * them (`file`, defined by bloom_format.h), and the core calls that only
+ * through its hooks, before bits change and when the filter is copied or
+ * freed. So the file code calls the core and never the other way round.
+ *
  * A filter is its record plus one layer record per layer in use: the first
- * lives inside the filter's record, so a filter of fixed size is two
- * allocations, this record and its bit array, and its one layer is always
- * `first`; a scalable filter moves its layers to a table of its own when it
- * grows. Bit arrays are arrays of
+ * lives inside the filter's record, and so does its bit array when that is
+ * small, so that a small filter is one allocation; a scalable filter moves
+ * its layers to a table of its own when it grows. Bit arrays are arrays of
  * 64-bit words whose bytes are in little-endian order on every machine, the
  * order they have on disk, so a file maps into memory as it is.
  */
@@ -21,47 +26,63 @@
 #include "common/alloc.h"
 #include "sketch/bloom.h"
 
-enum storage {
-    STORAGE_ALLOC, /* from the allocator, or mapped by it (alloc.h) */
-    STORAGE_FILE   /* inside the file the filter was opened from */
-};
-
+/* A layer. What holds an array the filter allocated apart (struct
+ * sk__array) is kept beside the layer records, not in them
+ * (bloom_record.c), and the word count follows from the bits, so that a
+ * small filter stays small (see sk_bloom). */
 struct layer {
     _Atomic uint64_t *words;
     uint64_t bits;
-    uint64_t nwords;
     uint64_t capacity;
     _Atomic uint64_t count;
-    double fp_rate;
     unsigned hashes;
-    enum storage storage;
-    struct sk__array array; /* what holds words, for STORAGE_ALLOC */
-    uint64_t checksum;      /* of the array, as a file or dump declared it */
 };
 
+static inline unsigned layer_hashes(const struct layer *l)
+{
+    return l->hashes;
+}
+
+static inline uint64_t layer_capacity(const struct layer *l)
+{
+    return l->capacity;
+}
+
+/* The words of a layer's array: blocked and split bits are whole lines. */
+static inline uint64_t layer_nwords(const struct layer *l)
+{
+    return (l->bits + 63) / 64;
+}
+
+struct sk__bloom_file;
+
+/* Bits of sk_bloom.flags. */
+#define SK__BLOOM_SINGLE_WRITER 1u
+#define SK__BLOOM_RESTORING 2u   /* between sk_bloom_restore_begin and a successful finish */
+#define SK__BLOOM_REFUSE_FULL 4u /* sk_bloom_options.refuse_when_full */
+
+/* 112 bytes on 64-bit machines: with a first array of 144 bytes (the
+ * classic array for 100 items at 0.5%, as RedisBloom's default filter
+ * has), one allocation of 256. */
 struct sk_bloom {
-    sk_bloom_layout layout;
-    unsigned expansion;
+    /* The layers: in the record while there is one (`first`, which the
+     * calls on fixed filters use directly), in a table of table_cap records
+     * once a chain outgrows it; sk__bloom_layers gives either. */
+    union {
+        struct layer first;
+        struct layer *table;
+    };
     double fp_rate;
-    unsigned nlayers;
-    unsigned table_cap; /* layer records in `layers` when it is a table; 0 while it is &first */
-    struct layer *layers;
     uint64_t max_memory;
-    int single_writer;
-    int restoring; /* between sk_bloom_restore_begin and a successful finish */
-    void *map; /* the file this filter was opened from: mapped, or its copy */
-    size_t map_len;
-    struct sk__array file_copy; /* holds the copy; block NULL when mapped */
-    /* Of a version 2 file: where its chunk sums and change marks are in
-     * `map`, the chunks' size, and how many were marked when it was opened. */
-    uint8_t *sums;
-    uint8_t *marks;
-    unsigned chunk_shift; /* 0 when the file or dump has whole-array checksums */
-    unsigned file_layers; /* the layers the sums describe */
-    uint64_t interrupted;
-    struct sk__in_place *in_place; /* opened with SK_BLOOM_IN_PLACE */
+    struct sk__bloom_file *file; /* NULL for a filter made in memory */
     sk_allocator alloc;
-    struct layer first;
+    unsigned nlayers;
+    unsigned table_cap; /* records of `table`; 0 while the layer is `first` */
+    uint16_t expansion;
+    uint16_t record_len; /* bytes of this record, with its tail (bloom.c) */
+    uint8_t layout;      /* an sk_bloom_layout */
+    uint8_t plain;       /* adds only set bits: fixed, in memory, never refused */
+    uint8_t flags;       /* SK__BLOOM_* */
 };
 
 /* The 128-bit hash of an item: two independent 64-bit halves. */
@@ -77,10 +98,39 @@ struct source {
     const sk_bloom_hash *hashes;
 };
 
-/* An empty filter record (no layers) with its allocator; NULL if out of
- * memory. */
+/* What a filter read from a file or a dump keeps of it, as the core sees
+ * it; the rest is bloom_format.h's. */
+struct sk__bloom_file {
+    /* Called before the bits of the n items h may change, or with h NULL
+     * any bit of any layer: SK_OK, or the error that refuses the change. */
+    int (*before_write)(sk_bloom *f, const struct item_hash *h, size_t n);
+    /* Gives dst, a copy of src's layers, what it must keep of src's file:
+     * SK_OK or SK_ENOMEM. */
+    int (*copy)(sk_bloom *dst, const sk_bloom *src);
+    /* Frees it and sets f->file to NULL. */
+    void (*release)(sk_bloom *f);
+    size_t memory;        /* the bytes it holds, a file's copy or mapping */
+    uint64_t interrupted; /* chunks an interrupted add in place left marked */
+};
+
+static inline struct layer *sk__bloom_layers(const sk_bloom *f)
+{
+    return f->table_cap != 0 ? f->table : (struct layer *)(uintptr_t)&f->first;
+}
+
+/* Whether adds to f need nothing but setting bits, kept in f->plain for
+ * the single calls' first test; called whenever what it depends on
+ * changes. */
+static inline void sk__bloom_update_plain(sk_bloom *f)
+{
+    f->plain = f->expansion == 0 && f->file == NULL && !(f->flags & SK__BLOOM_REFUSE_FULL);
+}
+
+/* An empty filter record (no layers) with its allocator, with room in it
+ * for the bit array of a first layer of `first_bytes` of this layout when
+ * that is small; NULL if out of memory. */
 sk_bloom *sk__bloom_alloc(sk_bloom_layout layout, double fp_rate, unsigned expansion,
-                          const sk_allocator *allocator);
+                          const sk_allocator *allocator, uint64_t first_bytes);
 
 /* Appends a layer of this shape with a zeroed array: SK_ENOMEM, or SK_EBUDGET
  * if the filter's memory would pass its budget. */
@@ -98,37 +148,17 @@ int sk__bloom_alloc_arrays(sk_bloom *f);
 int sk__bloom_add_hashed(sk_bloom *f, struct item_hash h);
 int sk__bloom_contains_hashed(const sk_bloom *f, struct item_hash h);
 
+/* All the memory f holds (sk_bloom_info.memory). */
+size_t sk__bloom_memory(const sk_bloom *f);
+
+/* Frees the array of layer i unless it lies in the record or a file. */
+void sk__bloom_release_layer(sk_bloom *f, unsigned i);
+
 /* Advises the kernel how a layer's pages will be read, if they are mapped
- * from a file. */
-void sk__bloom_advise(const struct layer *l, int advice);
+ * from f's file. */
+void sk__bloom_advise(const sk_bloom *f, unsigned index, int advice);
 
-/* Files opened in place (bloom_in_place.c). Before an item's bits, or all
- * bits, change, the chunks they lie in are checked against their sums and
- * marked as changing (SK_ECHECKSUM for a damaged chunk, SK_EIO); a commit
- * writes the sums of the marked chunks and the header, and clears the
- * marks. */
-int sk__bloom_in_place_touch(sk_bloom *f, struct item_hash h);
-int sk__bloom_in_place_touch_all(sk_bloom *f);
-int sk__bloom_in_place_add_batch(sk_bloom *f, const struct source *items, size_t n,
-                                 uint8_t *added);
-int sk__bloom_commit_in_place(sk_bloom *f);
-
-/* Takes over fd, the file f was opened from in place and parsed from:
- * once f->in_place is set, sk_bloom_free closes it, whatever this
- * returns. */
-int sk__bloom_begin_in_place(sk_bloom *f, int fd, const char *path);
-void sk__bloom_end_in_place(sk_bloom *f);
-
-/* The path of the file f was opened from in place. */
-const char *sk__bloom_in_place_path(const sk_bloom *f);
-
-/* Advisory locks (open file description locks, fcntl(2)) on bytes of the
- * file that no read or write needs: the header's, held shared by readers
- * while they read a file and exclusively while an add in place rewrites
- * sums and header (type F_RDLCK, F_WRLCK or F_UNLCK; waits), and the
- * writer's, held by a filter open in place (SK_EIO with EWOULDBLOCK if
- * another holds it). A file system without such locks goes without. */
-int sk__bloom_lock_header(int fd, short type);
-int sk__bloom_lock_writer(int fd);
+/* The rate layer `index` of f was sized for; 0 for explicit sizes. */
+double sk__bloom_rate_of(const sk_bloom *f, unsigned index);
 
 #endif

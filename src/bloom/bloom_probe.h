@@ -60,6 +60,8 @@
 
 #include "bloom_internal.h"
 #include "bloom_math.h"
+#include "bloom_split.h"
+#include "bloom_word.h"
 
 #define BLOCK_WORDS (SK__BLOOM_BLOCK_BITS / 64)
 #define LCG_MUL UINT64_C(0x5851f42d4c957f2d)
@@ -107,20 +109,9 @@ static inline uint64_t reduce(uint64_t x, uint64_t n)
     return (uint64_t)(((u128)x * n) >> 64);
 }
 
-/* A mask of bit `bit` of a word stored little-endian in memory. */
-static inline uint64_t word_bit(unsigned bit)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    return __builtin_bswap64(UINT64_C(1) << bit);
-#else
-    return UINT64_C(1) << bit;
-#endif
-}
-
-
 static inline _Atomic uint64_t *blocked_line(const struct layer *l, uint64_t h1)
 {
-    return l->words + reduce(h1, l->nwords / BLOCK_WORDS) * BLOCK_WORDS;
+    return l->words + reduce(h1, l->bits / SK__BLOOM_BLOCK_BITS) * BLOCK_WORDS;
 }
 
 /* Sets the bits of mask in *word; 1 if some were missing. The locked OR's
@@ -144,28 +135,6 @@ static inline int has_bits(const _Atomic uint64_t *word, uint64_t mask)
 {
     return (atomic_load_explicit(word, memory_order_relaxed) & mask) == mask;
 }
-
-/* A word of a bit array as a number, bit b being bit b of the array's word
- * (arrays are little-endian on every machine). */
-static inline uint64_t word_value(const _Atomic uint64_t *word)
-{
-    uint64_t v = atomic_load_explicit(word, memory_order_relaxed);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    v = __builtin_bswap64(v);
-#endif
-    return v;
-}
-
-/* The inverse of word_value: a number as the word stored in an array. */
-static inline uint64_t word_of_value(uint64_t v)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    v = __builtin_bswap64(v);
-#endif
-    return v;
-}
-
-#include "bloom_split.h"
 
 /* Public calls whose probe the split layout's vector code may be inlined
  * into are compiled twice, for AVX2 and for the baseline, and the loader
@@ -305,12 +274,12 @@ static inline int layer_set(struct layer *l, sk_bloom_layout layout, struct item
                      enum writers writers)
 {
     if (layout == SK_BLOOM_BLOCKED)
-        return blocked_line_set(blocked_line(l, h.h1), h.h2, l->hashes, writers);
+        return blocked_line_set(blocked_line(l, h.h1), h.h2, layer_hashes(l), writers);
     if (layout == SK_BLOOM_SPLIT)
-        return split_line_set(blocked_line(l, h.h1), h.h2, l->hashes, writers);
+        return split_line_set(blocked_line(l, h.h1), h.h2, layer_hashes(l), writers);
     int changed = 0;
     uint64_t x = h.h1, step = h.h2 | 1;
-    for (unsigned i = 0; i < l->hashes; i++, x = x * LCG_MUL + step) {
+    for (unsigned i = 0; i < layer_hashes(l); i++, x = x * LCG_MUL + step) {
         uint64_t bit = reduce(x, l->bits);
         changed |= set_bits(&l->words[bit >> 6], word_bit(bit & 63), writers);
     }
@@ -340,11 +309,11 @@ static inline int layer_add(struct layer *l, sk_bloom_layout layout, struct item
 static inline int layer_contains(const struct layer *l, sk_bloom_layout layout, struct item_hash h)
 {
     if (layout == SK_BLOOM_BLOCKED)
-        return blocked_line_has(blocked_line(l, h.h1), h.h2, l->hashes);
+        return blocked_line_has(blocked_line(l, h.h1), h.h2, layer_hashes(l));
     if (layout == SK_BLOOM_SPLIT)
-        return split_line_has(blocked_line(l, h.h1), h.h2, l->hashes);
+        return split_line_has(blocked_line(l, h.h1), h.h2, layer_hashes(l));
     uint64_t x = h.h1, step = h.h2 | 1;
-    for (unsigned i = 0; i < l->hashes; i++, x = x * LCG_MUL + step) {
+    for (unsigned i = 0; i < layer_hashes(l); i++, x = x * LCG_MUL + step) {
         uint64_t bit = reduce(x, l->bits);
         if (!has_bits(&l->words[bit >> 6], word_bit(bit & 63)))
             return 0;
@@ -363,9 +332,9 @@ static inline unsigned layer_words(const struct layer *l, sk_bloom_layout layout
         return 1;
     }
     uint64_t x = h.h1, step = h.h2 | 1;
-    for (unsigned i = 0; i < l->hashes; i++, x = x * LCG_MUL + step)
+    for (unsigned i = 0; i < layer_hashes(l); i++, x = x * LCG_MUL + step)
         words[i] = reduce(x, l->bits) >> 6;
-    return l->hashes;
+    return layer_hashes(l);
 }
 
 /* Starts loading the memory an item touches, without waiting for it. */
@@ -380,7 +349,7 @@ static inline void layer_prefetch(const struct layer *l, sk_bloom_layout layout,
         return;
     }
     uint64_t x = h.h1, step = h.h2 | 1;
-    for (unsigned i = 0; i < l->hashes; i++, x = x * LCG_MUL + step) {
+    for (unsigned i = 0; i < layer_hashes(l); i++, x = x * LCG_MUL + step) {
         const void *p = (const void *)&l->words[reduce(x, l->bits) >> 6];
         if (for_write)
             __builtin_prefetch(p, 1);

@@ -2,7 +2,8 @@
 /*
  * bloom_split.h: the split layout's kernels: an item's mask in its cache
  * line, and the test and setting of that mask, in vector arithmetic where
- * the processor has it. Internal; the rest of the probe is bloom_probe.h.
+ * the processor has it. Internal; the rest of the probe is bloom_probe.h,
+ * which includes this file, and of which this file uses nothing.
  *
  * Layout
  * ------
@@ -52,6 +53,8 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "bloom_word.h"
 
 #define SPLIT_LINE_WORDS 8 /* 64-bit words of a line */
 #define SPLIT_MAX_LANES 16

@@ -873,6 +873,176 @@ static void test_scalable_stops_at_its_budget(void **state)
     assert_null(f);
 }
 
+/* A fixed filter created with refuse_when_full takes no new item once its
+ * count reaches its capacity (SK_EFULL, nothing changed), in every layout
+ * and by every add call, answers 0 for an item it holds, and keeps the
+ * choice through a copy; a dump does not record it, and
+ * sk_bloom_set_refuse_when_full restores it. Without the option adds go on
+ * past the capacity. */
+static void test_fixed_refuses_when_full(void **state)
+{
+    (void)state;
+    const sk_bloom_layout layouts[] = {SK_BLOOM_BLOCKED, SK_BLOOM_CLASSIC, SK_BLOOM_SPLIT};
+    for (size_t li = 0; li < sizeof layouts / sizeof layouts[0]; li++) {
+        sk_bloom_options o = {.capacity = 100, .fp_rate = 0.01, .layout = layouts[li],
+                              .refuse_when_full = 1};
+        sk_bloom *f = NULL;
+        assert_int_equal(sk_bloom_create(&f, &o), SK_OK);
+        /* A batch with room for all its items takes them all. */
+        uint64_t keys[50];
+        const void *items[50];
+        size_t lens[50];
+        uint8_t added[50];
+        for (int i = 0; i < 50; i++) {
+            keys[i] = (uint64_t)i;
+            items[i] = &keys[i];
+            lens[i] = sizeof keys[i];
+        }
+        assert_int_equal(sk_bloom_add_batch(f, items, lens, 50, added), SK_OK);
+        uint64_t key = 50;
+        while (info_of(f).count < 100)
+            assert_true(add_key(f, key++) >= 0);
+        sk_bloom_info full = info_of(f);
+        assert_int_equal(full.count, 100);
+        uint64_t fresh = key;
+        while (has_key(f, fresh))
+            fresh++;
+        assert_int_equal(add_key(f, fresh), SK_EFULL);
+        assert_int_equal(has_key(f, fresh), 0);
+        assert_int_equal(add_key(f, 0), 0);
+        sk_bloom_hash h = sk_bloom_hash_bytes(&fresh, sizeof fresh);
+        assert_int_equal(sk_bloom_add_hash(f, h), SK_EFULL);
+        assert_int_equal(sk_bloom_add_unlimited(f, &fresh, sizeof fresh), SK_EFULL);
+        /* A batch stops at the refused item; those before it are in. */
+        uint64_t pair[2] = {1, fresh};
+        const void *pitems[2] = {&pair[0], &pair[1]};
+        size_t plens[2] = {sizeof pair[0], sizeof pair[1]};
+        uint8_t padded[2] = {9, 9};
+        assert_int_equal(sk_bloom_add_batch(f, pitems, plens, 2, padded), SK_EFULL);
+        assert_int_equal(padded[0], 0);
+        assert_int_equal(sk_bloom_add_hash_batch(f, &h, 1, padded), SK_EFULL);
+        assert_int_equal(info_of(f).count, 100);
+        assert_int_equal(has_key(f, fresh), 0);
+
+        sk_bloom *g = NULL;
+        assert_int_equal(sk_bloom_copy(&g, f), SK_OK);
+        assert_int_equal(add_key(g, fresh), SK_EFULL);
+        sk_bloom_free(g);
+
+        sk_bloom *d = round_trip_dump(f);
+        assert_int_equal(add_key(d, fresh), 1); /* not recorded in the dump */
+        sk_bloom_free(d);
+        d = round_trip_dump(f);
+        sk_bloom_set_refuse_when_full(d, 1);
+        assert_int_equal(add_key(d, fresh), SK_EFULL);
+        sk_bloom_set_refuse_when_full(d, 0);
+        assert_int_equal(add_key(d, fresh), 1);
+        sk_bloom_free(d);
+
+        sk_bloom_set_refuse_when_full(f, 0);
+        assert_int_equal(add_key(f, fresh), 1);
+        assert_int_equal(info_of(f).count, 101);
+        sk_bloom_free(f);
+
+        /* Scalable filters ignore it: they grow. */
+        o.expansion = 2;
+        assert_int_equal(sk_bloom_create(&f, &o), SK_OK);
+        for (key = 0; info_of(f).layers < 2; key++)
+            assert_true(add_key(f, key) >= 0);
+        sk_bloom_free(f);
+    }
+}
+
+/* sk_bloom_add_unlimited adds past the memory budget, for a replay, and
+ * leaves the budget as it was for the adds after it. */
+static void test_add_unlimited_passes_the_budget(void **state)
+{
+    (void)state;
+    const uint64_t budget = 16 * 1024;
+    sk_bloom_options o = {.capacity = 100, .fp_rate = 0.01, .expansion = 2,
+                          .layout = SK_BLOOM_BLOCKED, .max_memory = budget};
+    sk_bloom *f = NULL;
+    assert_int_equal(sk_bloom_create(&f, &o), SK_OK);
+    uint64_t key = 0;
+    int rc;
+    while ((rc = add_key(f, key)) >= 0)
+        key++;
+    assert_int_equal(rc, SK_EBUDGET);
+    unsigned layers = info_of(f).layers;
+    assert_int_equal(sk_bloom_add_unlimited(f, &key, sizeof key), 1);
+    assert_int_equal(has_key(f, key), 1);
+    sk_bloom_info info = info_of(f);
+    assert_int_equal(info.layers, layers + 1);
+    assert_true(info.memory > budget);
+    assert_int_equal(info.max_memory, budget);
+    /* Present items are no growth; new ones fill the new layer, then are
+     * refused again. */
+    assert_int_equal(sk_bloom_add_unlimited(f, &key, sizeof key), 0);
+    while ((rc = add_key(f, ++key)) >= 0)
+        ;
+    assert_int_equal(rc, SK_EBUDGET);
+    assert_int_equal(info_of(f).layers, layers + 1);
+    sk_bloom_free(f);
+}
+
+/* A small filter is one allocation, its record and bit array together,
+ * and its memory is what sk_bloom_create_memory said; a large one keeps
+ * its array apart. */
+struct alloc_count {
+    int live;
+    size_t bytes;
+};
+
+static void *counted_alloc(void *opaque, size_t size)
+{
+    struct alloc_count *c = opaque;
+    void *p = malloc(size);
+    if (p != NULL) {
+        c->live++;
+        c->bytes += size;
+    }
+    return p;
+}
+
+static void counted_free(void *opaque, void *ptr, size_t size)
+{
+    struct alloc_count *c = opaque;
+    c->live--;
+    c->bytes -= size;
+    free(ptr);
+}
+
+static void test_small_filter_is_one_allocation(void **state)
+{
+    (void)state;
+    const sk_bloom_layout layouts[] = {SK_BLOOM_BLOCKED, SK_BLOOM_CLASSIC, SK_BLOOM_SPLIT};
+    for (size_t li = 0; li < sizeof layouts / sizeof layouts[0]; li++) {
+        for (uint64_t capacity = 1; capacity <= 100000; capacity *= 100) {
+            struct alloc_count c = {0, 0};
+            sk_allocator a = {counted_alloc, counted_free, &c, 0};
+            sk_bloom_options o = {.capacity = capacity, .fp_rate = 0.01, .layout = layouts[li],
+                                  .expansion = 2, .allocator = &a};
+            sk_bloom *f = NULL;
+            assert_int_equal(sk_bloom_create(&f, &o), SK_OK);
+            sk_bloom_info info = info_of(f);
+            assert_int_equal(c.live, info.array_bytes <= 4096 ? 1 : 2);
+            assert_int_equal(info.memory, c.bytes);
+            assert_int_equal(info.memory, sk_bloom_create_memory(&o));
+            for (uint64_t key = 0; key < 3 * capacity; key++)
+                assert_true(add_key(f, key) >= 0);
+            assert_int_equal(info_of(f).memory, c.bytes);
+            for (uint64_t key = 0; key < 3 * capacity; key++)
+                assert_int_equal(has_key(f, key), 1);
+            sk_bloom *g = round_trip_dump(f);
+            assert_int_equal(info_of(g).layers, info_of(f).layers);
+            sk_bloom_free(g);
+            sk_bloom_free(f);
+            assert_int_equal(c.live, 0);
+            assert_int_equal(c.bytes, 0);
+        }
+    }
+}
+
 /* The chain has no fixed number of layers: capacity 1 and expansion 1, the
  * smallest steps RedisBloom allows, grows to 5,000 layers and keeps every
  * item, within the rate it was asked for. */
@@ -2648,6 +2818,9 @@ int main(void)
         cmocka_unit_test(test_add_reports_changes),
         cmocka_unit_test(test_no_false_negatives),
         cmocka_unit_test(test_scalable_stops_at_its_budget),
+        cmocka_unit_test(test_fixed_refuses_when_full),
+        cmocka_unit_test(test_add_unlimited_passes_the_budget),
+        cmocka_unit_test(test_small_filter_is_one_allocation),
         cmocka_unit_test(test_scalable_grows_to_thousands_of_layers),
         cmocka_unit_test(test_scalable_stops_with_efull),
         cmocka_unit_test(test_small_filters_meet_their_rate),
