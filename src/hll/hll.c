@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * hll.c: HyperLogLog.
+ * hll.c: HyperLogLog sketches: made, copied, added to, estimated, merged
+ * and folded, and read from a serialized body; and the small register sets
+ * of maps made sketches and estimated.
  *
  * The algorithm
  * -------------
@@ -32,23 +34,19 @@
  * zero, else the old rank + d. That gives the very registers that the same
  * items would have produced at p'.
  *
- * Representations
- * ---------------
- * Sparse: while few registers are nonzero the sketch keeps a sorted array of
- * 32-bit entries (index << 8 | value), so a sketch of 10 items is a few dozen
- * bytes. An insert is a search and a memmove; the array is converted
- * to dense registers at m/8 entries (at most 4096), where the memmove would
- * start to cost more than the 2^p bytes it saves.
- *
- * Dense: one byte per register (16 KB at p = 14). Bytes rather than packed
- * 6-bit fields make add a single load and store, merge a loop the compiler
- * vectorizes, and the histogram a byte scan. Serialized forms pack registers
- * to 6 bits, so a p = 14 sketch is 12 KB on disk and in Redis; they are in
- * hll_native.c and hll_redis.c, behind hll_codec.c, and this file calls none
- * of them. Every byte comes from the sketch's allocator (alloc.h).
+ * Registers
+ * ---------
+ * A sketch is sparse while few registers are nonzero and dense after, as
+ * hll_registers.c holds them and decides; this file sets them through its
+ * calls (the dense path of an add inlined from hll_internal.h). Serialized
+ * forms are in hll_native.c and hll_redis.c, behind hll_codec.c, and this
+ * file calls none of them: their readers hand sk__hll_read_body the body
+ * and their own sparse decoder. Every byte comes from the sketch's
+ * allocator (alloc.h).
  */
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "hll_internal.h"
@@ -61,28 +59,32 @@
  * sqrt(m), the familiar 1.04/sqrt(m). */
 #define RSE_FACTOR 1.0389618114391
 
-static uint32_t sparse_limit(unsigned precision)
+void *sk__hll_new_object(size_t size, size_t alloc_at, unsigned precision,
+                         const sk_allocator *allocator, int *rc)
 {
-    uint32_t limit = sk__hll_registers(precision) / 8;
-    return limit < 4096 ? limit : 4096;
+    *rc = SK_EINVAL;
+    if (precision < SK_HLL_MIN_PRECISION || precision > SK_HLL_MAX_PRECISION)
+        return NULL;
+    sk_allocator a;
+    sk__allocator_init(&a, allocator);
+    uint8_t *obj = sk__zalloc(&a, size);
+    *rc = obj != NULL ? SK_OK : SK_ENOMEM;
+    if (obj != NULL) {
+        memcpy(obj, &precision, sizeof precision);
+        memcpy(obj + alloc_at, &a, sizeof a);
+    }
+    return obj;
 }
+
+_Static_assert(offsetof(sk_hll, precision) == 0, "a sketch starts with its precision");
 
 int sk_hll_create(sk_hll **out, unsigned precision, const sk_allocator *allocator)
 {
     if (out == NULL)
         return SK_EINVAL;
-    *out = NULL;
-    if (precision < SK_HLL_MIN_PRECISION || precision > SK_HLL_MAX_PRECISION)
-        return SK_EINVAL;
-    sk_allocator a;
-    sk__allocator_init(&a, allocator);
-    sk_hll *h = sk__zalloc(&a, sizeof *h);
-    if (h == NULL)
-        return SK_ENOMEM;
-    h->precision = precision;
-    h->alloc = a;
-    *out = h;
-    return SK_OK;
+    int rc;
+    *out = sk__hll_new_object(sizeof(sk_hll), offsetof(sk_hll, alloc), precision, allocator, &rc);
+    return rc;
 }
 
 int sk_hll_new(sk_hll **out, unsigned precision)
@@ -90,21 +92,11 @@ int sk_hll_new(sk_hll **out, unsigned precision)
     return sk_hll_create(out, precision, NULL);
 }
 
-/* Releases the registers, leaving an empty sparse sketch. */
-static void release_registers(sk_hll *h)
-{
-    sk__free(&h->alloc, h->registers, sk__hll_registers(h->precision));
-    sk__free(&h->alloc, h->sparse, (size_t)h->sparse_cap * sizeof *h->sparse);
-    h->registers = NULL;
-    h->sparse = NULL;
-    h->sparse_len = h->sparse_cap = 0;
-}
-
 void sk_hll_free(sk_hll *h)
 {
     if (h == NULL)
         return;
-    release_registers(h);
+    sk__hll_release_registers(h);
     sk_allocator a = h->alloc;
     sk__free(&a, h, sizeof *h);
 }
@@ -141,7 +133,7 @@ int sk_hll_clear(sk_hll *h)
 {
     if (h == NULL)
         return SK_EINVAL;
-    release_registers(h);
+    sk__hll_release_registers(h);
     return SK_OK;
 }
 
@@ -167,137 +159,12 @@ uint64_t sk_hll_hash(const void *data, size_t len)
     return sk_murmur64a(data, len, SK_REDIS_HLL_SEED);
 }
 
-/* ---- registers ---------------------------------------------------------- */
-
-static uint32_t sparse_index(const sk_hll *h, uint32_t pos)
-{
-    return h->sparse[pos] >> 8;
-}
-
-/* Index of the first sparse entry whose register index is >= idx.
- * Registers are set at the indices of uniform hashes, so idx's place among
- * sparse_len of them is near sparse_len * idx / m (within a few times
- * sqrt(sparse_len)): a search that gallops out from there reads the one or
- * two cache lines around it, where a binary search would read log2 of the
- * array's lines, each a miss in a cold sketch. */
-static uint32_t sparse_lower_bound(const sk_hll *h, uint32_t idx)
-{
-    uint32_t len = h->sparse_len;
-    if (len == 0)
-        return 0;
-    uint32_t at = (uint32_t)(((uint64_t)idx * len) >> h->precision), lo, hi, step = 1;
-    if (sparse_index(h, at) < idx) {
-        /* The answer is past `at`, at or before at + step. */
-        while (at + step < len && sparse_index(h, at + step) < idx) {
-            at += step;
-            step *= 2;
-        }
-        lo = at + 1;
-        hi = at + step < len ? at + step : len;
-    } else {
-        /* The answer is at or before `at`, after at - step. */
-        while (at >= step && sparse_index(h, at - step) >= idx) {
-            at -= step;
-            step *= 2;
-        }
-        lo = at >= step ? at - step + 1 : 0;
-        hi = at;
-    }
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (sparse_index(h, mid) < idx)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-unsigned sk__hll_get(const sk_hll *h, uint32_t idx)
-{
-    if (h->registers != NULL)
-        return h->registers[idx];
-    uint32_t pos = sparse_lower_bound(h, idx);
-    if (pos < h->sparse_len && (h->sparse[pos] >> 8) == idx)
-        return h->sparse[pos] & 0xff;
-    return 0;
-}
-
-int sk__hll_make_dense(sk_hll *h)
-{
-    if (h->registers != NULL)
-        return SK_OK;
-    uint8_t *registers = sk__zalloc(&h->alloc, sk__hll_registers(h->precision));
-    if (registers == NULL)
-        return SK_ENOMEM;
-    for (uint32_t i = 0; i < h->sparse_len; i++)
-        registers[h->sparse[i] >> 8] = (uint8_t)(h->sparse[i] & 0xff);
-    release_registers(h);
-    h->registers = registers;
-    return SK_OK;
-}
-
-/* Out of line, so that the dense path of every add stays a leaf that saves
- * no registers. */
-__attribute__((noinline, cold)) static int sparse_set(sk_hll *h, uint32_t idx,
-                                                       unsigned value)
-{
-    uint32_t pos = sparse_lower_bound(h, idx);
-    if (pos < h->sparse_len && (h->sparse[pos] >> 8) == idx) {
-        if ((h->sparse[pos] & 0xff) >= value)
-            return 0;
-        h->sparse[pos] = idx << 8 | value;
-        return 1;
-    }
-    if (h->sparse_len >= sparse_limit(h->precision)) {
-        int rc = sk__hll_make_dense(h);
-        if (rc != SK_OK)
-            return rc;
-        h->registers[idx] = (uint8_t)value;
-        return 1;
-    }
-    if (h->sparse_len == h->sparse_cap) {
-        uint32_t cap = h->sparse_cap ? h->sparse_cap * 2 : 4;
-        if (cap > sparse_limit(h->precision))
-            cap = sparse_limit(h->precision);
-        uint32_t *grown = sk__alloc(&h->alloc, cap * sizeof *grown);
-        if (grown == NULL)
-            return SK_ENOMEM;
-        if (h->sparse_len > 0)
-            memcpy(grown, h->sparse, h->sparse_len * sizeof *grown);
-        sk__free(&h->alloc, h->sparse, (size_t)h->sparse_cap * sizeof *grown);
-        h->sparse = grown;
-        h->sparse_cap = cap;
-    }
-    memmove(h->sparse + pos + 1, h->sparse + pos,
-            (h->sparse_len - pos) * sizeof *h->sparse);
-    h->sparse[pos] = idx << 8 | value;
-    h->sparse_len++;
-    return 1;
-}
-
-static inline int set_register(sk_hll *h, uint32_t idx, unsigned value)
-{
-    if (h->registers != NULL) {
-        if (h->registers[idx] >= value)
-            return 0;
-        h->registers[idx] = (uint8_t)value;
-        return 1;
-    }
-    return sparse_set(h, idx, value);
-}
-
-int sk__hll_set(sk_hll *h, uint32_t idx, unsigned value)
-{
-    return set_register(h, idx, value);
-}
-
 static inline int add_hash(sk_hll *h, uint64_t hash)
 {
     uint32_t idx;
     unsigned rank;
     sk__hll_register_of(hash, h->precision, &idx, &rank);
-    return set_register(h, idx, rank);
+    return sk__hll_set_for(h, idx, rank, SK__HLL_ALONE);
 }
 
 int sk_hll_add_hash(sk_hll *h, uint64_t hash)
@@ -356,14 +223,21 @@ double sk__hll_estimate_from_histogram(const uint32_t *histogram, unsigned preci
     return ALPHA_INF * m * m / z;
 }
 
+/* The histogram of n sparse entries (at any alignment) of m registers. */
+static void entries_histogram(const uint8_t *entries, uint32_t n, uint32_t m,
+                              uint32_t *histogram)
+{
+    for (uint32_t i = 0; i < n; i++)
+        histogram[sk__hll_entry_value(sk__hll_small_entry(entries, i))]++;
+    histogram[0] += m - n;
+}
+
 /* histogram must have 64 zeroed slots; register values never exceed 61. */
 static void register_histogram(const sk_hll *h, uint32_t *histogram)
 {
     uint32_t m = sk__hll_registers(h->precision);
     if (h->registers == NULL) {
-        for (uint32_t i = 0; i < h->sparse_len; i++)
-            histogram[h->sparse[i] & 0xff]++;
-        histogram[0] += m - h->sparse_len;
+        entries_histogram((const uint8_t *)h->sparse, h->sparse_len, m, histogram);
         return;
     }
     /* Four interleaved histograms, so that runs of equal registers do not
@@ -396,12 +270,12 @@ uint64_t sk_hll_count(const sk_hll *h)
     return round_estimate(sk__hll_estimate_from_histogram(histogram, h->precision));
 }
 
-void sk_hll_estimate_with_bounds(const sk_hll *h, sk_hll_estimate *out)
+/* The estimate and bounds of the registers of a histogram. */
+static void estimate_with_bounds(const uint32_t *histogram, unsigned precision,
+                                 sk_hll_estimate *out)
 {
-    uint32_t histogram[64] = {0};
-    register_histogram(h, histogram);
-    double m = sk__hll_registers(h->precision);
-    double n = sk__hll_estimate_from_histogram(histogram, h->precision);
+    double m = sk__hll_registers(precision);
+    double n = sk__hll_estimate_from_histogram(histogram, precision);
     double nonzero = m - histogram[0];
     if (!(n < INFINITY)) {
         /* Every register at its largest value: no real stream gets here. */
@@ -441,6 +315,21 @@ void sk_hll_estimate_with_bounds(const sk_hll *h, sk_hll_estimate *out)
     }
 }
 
+void sk_hll_estimate_with_bounds(const sk_hll *h, sk_hll_estimate *out)
+{
+    uint32_t histogram[64] = {0};
+    register_histogram(h, histogram);
+    estimate_with_bounds(histogram, h->precision, out);
+}
+
+void sk__hll_small_estimate(const uint8_t *set, unsigned n, unsigned precision,
+                            sk_hll_estimate *out)
+{
+    uint32_t histogram[64] = {0};
+    entries_histogram(set, n, sk__hll_registers(precision), histogram);
+    estimate_with_bounds(histogram, precision, out);
+}
+
 /* ---- union and folding -------------------------------------------------- */
 
 /* Where register idx of precision `from`, holding value, lands at precision
@@ -454,13 +343,22 @@ static void fold_register(uint32_t idx, unsigned value, unsigned from, unsigned 
                               : value + (from - to);
 }
 
+/* Sets into dst register idx of precision `from`, holding value, folded. */
+static int set_folded(sk_hll *dst, uint32_t idx, unsigned value, unsigned from)
+{
+    uint32_t new_idx;
+    unsigned new_value;
+    fold_register(idx, value, from, dst->precision, &new_idx, &new_value);
+    return sk__hll_set_for(dst, new_idx, new_value, SK__HLL_ALONE);
+}
+
 /* Sets into dst (precision <= src's) every nonzero register of src, folded. */
 static int merge_registers(sk_hll *dst, const sk_hll *src)
 {
-    unsigned from = src->precision, to = dst->precision;
+    unsigned from = src->precision;
     if (src->registers != NULL) {
         uint32_t m = sk__hll_registers(from);
-        if (from == to && dst->registers != NULL) {
+        if (from == dst->precision && dst->registers != NULL) {
             uint8_t *d = dst->registers;
             const uint8_t *s = src->registers;
             for (uint32_t i = 0; i < m; i++)
@@ -470,33 +368,34 @@ static int merge_registers(sk_hll *dst, const sk_hll *src)
         for (uint32_t i = 0; i < m; i++) {
             if (src->registers[i] == 0)
                 continue;
-            uint32_t idx;
-            unsigned value;
-            fold_register(i, src->registers[i], from, to, &idx, &value);
-            int rc = sk__hll_set(dst, idx, value);
+            int rc = set_folded(dst, i, src->registers[i], from);
             if (rc < 0)
                 return rc;
         }
         return SK_OK;
     }
     for (uint32_t i = 0; i < src->sparse_len; i++) {
-        uint32_t idx;
-        unsigned value;
-        fold_register(src->sparse[i] >> 8, src->sparse[i] & 0xff, from, to, &idx,
-                      &value);
-        int rc = sk__hll_set(dst, idx, value);
+        uint32_t e = src->sparse[i];
+        int rc = set_folded(dst, sk__hll_entry_index(e), sk__hll_entry_value(e), from);
         if (rc < 0)
             return rc;
     }
     return SK_OK;
 }
 
-/* dst takes the registers of src, which goes; both have one allocator. */
-static void take_contents(sk_hll *dst, sk_hll *src)
+/* Merges src into result, a new sketch with dst's allocator, which then
+ * takes the place of dst's contents; a failure frees it and leaves dst. */
+static int merge_and_take(sk_hll *dst, sk_hll *result, const sk_hll *src)
 {
-    release_registers(dst);
-    *dst = *src;
-    sk__free(&src->alloc, src, sizeof *src);
+    int rc = merge_registers(result, src);
+    if (rc != SK_OK) {
+        sk_hll_free(result);
+        return rc;
+    }
+    sk__hll_release_registers(dst);
+    *dst = *result;
+    sk__free(&result->alloc, result, sizeof *result);
+    return SK_OK;
 }
 
 int sk_hll_fold(sk_hll *h, unsigned precision)
@@ -507,78 +406,73 @@ int sk_hll_fold(sk_hll *h, unsigned precision)
         return SK_OK;
     sk_hll *folded;
     int rc = sk_hll_create(&folded, precision, &h->alloc);
-    if (rc != SK_OK)
-        return rc;
-    rc = merge_registers(folded, h);
-    if (rc != SK_OK) {
-        sk_hll_free(folded);
-        return rc;
+    return rc != SK_OK ? rc : merge_and_take(h, folded, h);
+}
+
+int sk__hll_folded(const sk_hll *h, unsigned precision, sk_hll **folded)
+{
+    *folded = NULL;
+    if (precision == h->precision)
+        return SK_OK;
+    int rc = sk_hll_create(folded, precision, &h->alloc);
+    if (rc == SK_OK && (rc = merge_registers(*folded, h)) != SK_OK) {
+        sk_hll_free(*folded);
+        *folded = NULL;
     }
-    take_contents(h, folded);
-    return SK_OK;
+    return rc;
 }
 
 int sk_hll_merge(sk_hll *dst, const sk_hll *src)
 {
     if (dst == NULL || src == NULL)
         return SK_EINVAL;
+    if (dst->registers != NULL && src->precision >= dst->precision)
+        return merge_registers(dst, src); /* dense: sets cannot fail */
     /* Work on a copy when dst must be folded or could run out of memory half
      * way, so that a failure leaves dst as it was. */
     sk_hll *result;
-    int rc;
-    if (dst->registers != NULL && src->precision >= dst->precision)
-        return merge_registers(dst, src); /* dense: sets cannot fail */
-    if (src->precision < dst->precision) {
-        rc = sk_hll_copy(&result, dst);
-        if (rc == SK_OK)
-            rc = sk_hll_fold(result, src->precision);
-    } else {
-        rc = sk_hll_copy(&result, dst);
-    }
-    if (rc == SK_OK)
-        rc = merge_registers(result, src);
+    int rc = sk_hll_copy(&result, dst);
+    if (rc == SK_OK && src->precision < dst->precision)
+        rc = sk_hll_fold(result, src->precision);
     if (rc != SK_OK) {
         sk_hll_free(result);
         return rc;
     }
-    take_contents(dst, result);
+    return merge_and_take(dst, result, src);
+}
+
+/* ---- small register sets -------------------------------------------------- */
+
+int sk__hll_small_to_sketch(sk_hll **out, const uint8_t *set, unsigned n, unsigned precision,
+                            const sk_allocator *a)
+{
+    int rc = sk_hll_create(out, precision, a);
+    for (unsigned i = 0; i < n && rc == SK_OK; i++) {
+        uint32_t e = sk__hll_small_entry(set, i);
+        if (sk__hll_set(*out, sk__hll_entry_index(e), sk__hll_entry_value(e)) < 0)
+            rc = SK_ENOMEM;
+    }
+    if (rc != SK_OK) {
+        sk_hll_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+/* ---- serialized bodies ---------------------------------------------------- */
+
+int sk__hll_read_body(sk_hll **out, unsigned precision, const sk_allocator *a, int dense,
+                      const uint8_t *body, size_t len, sk__hll_sparse_reader read_sparse)
+{
+    sk_hll *h;
+    int rc = sk_hll_create(&h, precision, a);
+    if (rc != SK_OK)
+        return rc;
+    rc = dense ? sk__hll_read_packed(h, body) : read_sparse(h, body, len);
+    if (rc != SK_OK) {
+        sk_hll_free(h);
+        return rc;
+    }
+    *out = h;
     return SK_OK;
 }
-
-/* ---- 6-bit packing, shared with the Redis format -------------------------- */
-
-void sk__hll_pack6(const sk_hll *h, uint8_t *out)
-{
-    uint32_t m = sk__hll_registers(h->precision);
-    memset(out, 0, sk__hll_dense_size(h->precision));
-    if (h->registers == NULL) {
-        for (uint32_t i = 0; i < h->sparse_len; i++) {
-            uint32_t idx = h->sparse[i] >> 8, value = h->sparse[i] & 0xff;
-            size_t bit = (size_t)idx * 6;
-            out[bit / 8] |= (uint8_t)(value << (bit % 8));
-            if (bit % 8 > 2)
-                out[bit / 8 + 1] |= (uint8_t)(value >> (8 - bit % 8));
-        }
-        return;
-    }
-    /* Four registers fill exactly three bytes. */
-    for (uint32_t i = 0; i < m; i += 4) {
-        const uint8_t *r = h->registers + i;
-        uint8_t *o = out + i / 4 * 3;
-        o[0] = (uint8_t)(r[0] | r[1] << 6);
-        o[1] = (uint8_t)(r[1] >> 2 | r[2] << 4);
-        o[2] = (uint8_t)(r[2] >> 4 | r[3] << 2);
-    }
-}
-
-void sk__hll_unpack6(const uint8_t *in, uint32_t m, uint8_t *registers)
-{
-    for (uint32_t i = 0; i < m; i += 4) {
-        const uint8_t *b = in + i / 4 * 3;
-        registers[i] = b[0] & 63;
-        registers[i + 1] = (uint8_t)((b[0] >> 6 | b[1] << 2) & 63);
-        registers[i + 2] = (uint8_t)((b[1] >> 4 | b[2] << 4) & 63);
-        registers[i + 3] = b[2] >> 2;
-    }
-}
-

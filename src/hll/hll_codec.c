@@ -2,7 +2,8 @@
 /*
  * hll_codec.c: the serialized forms of a HyperLogLog behind the public
  * calls: which format a string is in (by its first four bytes), how large
- * and in which encoding a sketch is written, and sketch files.
+ * and in which encoding a sketch is written, and sketch files (the reading
+ * of a whole file is shared with the files of maps, hll_map_file.c).
  *
  * The two formats themselves are in hll_native.c and hll_redis.c; files
  * are written through the library's one atomic-file helper, so a crash
@@ -114,22 +115,37 @@ int sk_hll_save(const sk_hll *h, sk_hll_format format, const char *path)
     return rc;
 }
 
-int sk_hll_load(sk_hll **out, const char *path, sk_hll_format *format,
-                const sk_allocator *allocator)
+int sk__hll_load_file(const char *path, size_t max, const sk_allocator *allocator,
+                      sk__hll_parse_fn parse, void *out, void *ctx)
 {
-    if (out == NULL)
-        return SK_EINVAL;
-    *out = NULL;
     if (path == NULL)
         return SK_EINVAL;
     sk_allocator a;
     sk__allocator_init(&a, allocator);
     uint8_t *data;
     size_t len, cap;
-    int rc = sk__read_file(path, SK_HLL_MAX_SERIALIZED_SIZE, &a, &data, &len, &cap);
+    int rc = sk__read_file(path, max, &a, &data, &len, &cap);
     if (rc != SK_OK)
         return rc;
-    rc = sk_hll_deserialize(out, data, len, format, allocator);
+    rc = parse(out, data, len, allocator, ctx);
+    int saved_errno = errno;
     sk__free(&a, data, cap);
+    errno = saved_errno;
     return rc;
+}
+
+static int parse_sketch(void *out, const uint8_t *bytes, size_t len, const sk_allocator *a,
+                        void *format)
+{
+    return sk_hll_deserialize(out, bytes, len, format, a);
+}
+
+int sk_hll_load(sk_hll **out, const char *path, sk_hll_format *format,
+                const sk_allocator *allocator)
+{
+    if (out == NULL)
+        return SK_EINVAL;
+    *out = NULL;
+    return sk__hll_load_file(path, SK_HLL_MAX_SERIALIZED_SIZE, allocator, parse_sketch, out,
+                             format);
 }

@@ -344,17 +344,6 @@ static void maximize(const struct histograms *hs, double *l, struct fit *s)
 
 /* ---- the mechanics ------------------------------------------------------- */
 
-/* The m registers of h, as h holds them or written into buf. */
-static const uint8_t *registers_of(const sk_hll *h, uint8_t *buf)
-{
-    if (h->registers != NULL)
-        return h->registers;
-    memset(buf, 0, sk__hll_registers(h->precision));
-    for (uint32_t i = 0; i < h->sparse_len; i++)
-        buf[h->sparse[i] >> 8] = (uint8_t)(h->sparse[i] & 0xff);
-    return buf;
-}
-
 /* The five histograms, and those of A, B and the union for the start, from
  * one table of register pairs: a count per (Ka, Kb) has no branch to
  * mispredict where the sketches differ, and the table is summed once. */
@@ -507,10 +496,8 @@ int sk_hll_compare(const sk_hll *a, const sk_hll *b, sk_hll_comparison *out)
     unsigned p = a->precision < b->precision ? a->precision : b->precision;
     if (a->precision != b->precision) {
         const sk_hll *larger = a->precision > b->precision ? a : b;
-        if (sk_hll_copy(&folded, larger) != SK_OK || sk_hll_fold(folded, p) != SK_OK) {
-            sk_hll_free(folded);
+        if (sk__hll_folded(larger, p, &folded) != SK_OK)
             return SK_ENOMEM;
-        }
         if (larger == a)
             a = folded;
         else
@@ -527,8 +514,8 @@ int sk_hll_compare(const sk_hll *a, const sk_hll *b, sk_hll_comparison *out)
     }
     struct histograms hs;
     uint32_t ha[VALUES] = {0}, hb[VALUES] = {0}, hu[VALUES] = {0};
-    fill_histograms(registers_of(a, buf), registers_of(b, buf != NULL ? buf + m : NULL), p, &hs,
-                    ha, hb, hu);
+    fill_histograms(sk__hll_registers_of(a, buf),
+                    sk__hll_registers_of(b, buf != NULL ? buf + m : NULL), p, &hs, ha, hb, hu);
     if (buf != NULL)
         sk__free(&a->alloc, buf, (size_t)2 * m);
     sk_hll_free(folded);

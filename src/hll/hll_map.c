@@ -1,64 +1,28 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * hll_map.c: HyperLogLog sketches by key (sketch/hll_map.h).
+ * hll_map.c: HyperLogLog sketches by key (sketch/hll_map.h): the groups'
+ * records, the arena they live in and the table that finds them by key, and
+ * the calls on groups one at a time. The record layout and the map are in
+ * hll_map_internal.h; a batch of adds is hll_map_batch.c's pipeline, and
+ * files of maps are hll_map_file.c's.
  *
  * Most groups of real data are small: a page seen by three visitors, a
- * source that touched two ports. So a group does not start as a sketch. It
- * starts as a record of its own in an arena, holding up to INLINE_MAX
- * registers inline, as the sparse sketch holds them (index << 8 | value);
- * the register that would be the next one past INLINE_MAX turns the group
- * into a real sk_hll, which is sparse itself until it grows, and the record
- * then holds its pointer. Registers are exactly those sk_hll_add would set,
- * so a small group's estimate is the estimator's on those registers, read
- * through a sketch header laid over them.
- *
- * Layout
- * ------
- * A record, 8-byte aligned in the arena (chunks that are never freed
- * before the map, so records never move):
- *
- *     offset  size  field
- *          0     4  key length
- *          4     1  inline registers in use, 0..INLINE_MAX, or PROMOTED
- *          8    24  INLINE_MAX registers, or the sk_hll pointer
- *         32     n  the key
- *
- * Groups are numbered in the order their keys first came; `records` holds
- * each group's record. The table is open addressing with linear probing,
- * a power of two of slots of (group number + 1, high 32 bits of the key's
- * hash), so a probe compares keys only when those 32 bits agree; it grows
- * at 70% load, rehashing every key (XXH3-64, seed 0).
+ * source that touched two ports. So a group holds its registers as a small
+ * register set (hll_internal.h) inline in its record until a register would
+ * be one too many, and only then becomes a sketch (a sketch "one of many",
+ * which the register code turns dense sooner than a sketch of its own). A
+ * set holds exactly the registers sk_hll_add would set, so a small group's
+ * estimate is the estimator's on those registers.
  *
  * Memory per small group: its record (32 bytes and the key, rounded to 8),
  * 8 bytes of `records` and 8 to 16 of table (11.4 on average), about 60
  * bytes plus the key.
  */
+#include <stddef.h>
 #include <string.h>
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
-#include "hll_internal.h"
+#include "hll_map_internal.h"
 #include "common/murmur64a.h"
-#include "sketch/hll_map.h"
-
-#define INLINE_MAX 6
-#define PROMOTED 0xff
-
-#define REC_OFF_KEY_LEN 0
-#define REC_OFF_STATE 4
-#define REC_OFF_BODY 8
-#define REC_OFF_KEY 32
-_Static_assert(REC_OFF_KEY - REC_OFF_BODY == INLINE_MAX * sizeof(uint32_t),
-               "the body holds the inline registers");
-_Static_assert(REC_OFF_KEY - REC_OFF_BODY >= sizeof(sk_hll *), "or a pointer");
-
-/* A group's sketch turns dense at this many registers, or at the sketch's
- * own m/8 if that is fewer: an insert into a sorted sparse array moves half
- * of it, and with the sketch's 2048 at p = 14 a map's many mid-size groups
- * spent 15% of the time moving entries (a profile of 40M rows in 1,000
- * groups; 5% at 512). */
-#define MAP_SPARSE_MAX 512
 
 /* Arena chunks start small, for maps of a few groups, and double up to a
  * size that malloc takes from mmap, so that freeing a large map gives its
@@ -68,127 +32,45 @@ _Static_assert(REC_OFF_KEY - REC_OFF_BODY >= sizeof(sk_hll *), "or a pointer");
 #define FIRST_TABLE 64
 #define FIRST_RECORDS 64
 
-struct slot {
-    uint32_t group; /* + 1; 0: empty */
-    uint32_t tag;
-};
-
-struct chunk {
-    struct chunk *next;
-    size_t size; /* of this allocation */
-};
-
-struct sk_hll_map {
-    unsigned precision;
-    uint32_t size;
-    uint32_t records_cap;
-    uint8_t **records;
-    struct slot *table;
-    uint32_t table_cap; /* a power of two */
-    struct chunk *chunks;
-    uint8_t *free_at; /* in the newest chunk */
-    size_t free_left;
-    size_t arena_bytes;
-    sk_allocator alloc;
-};
-
 /* ---- records ------------------------------------------------------------ */
 
-static uint32_t rec_key_len(const uint8_t *r)
-{
-    uint32_t len;
-    memcpy(&len, r + REC_OFF_KEY_LEN, sizeof len);
-    return len;
-}
-
-static sk_hll *rec_sketch(const uint8_t *r)
-{
-    sk_hll *h;
-    memcpy(&h, r + REC_OFF_BODY, sizeof h);
-    return h;
-}
-
-static uint32_t rec_inline(const uint8_t *r, unsigned i)
-{
-    uint32_t v;
-    memcpy(&v, r + REC_OFF_BODY + i * sizeof v, sizeof v);
-    return v;
-}
-
-static void rec_set_inline(uint8_t *r, unsigned i, uint32_t v)
-{
-    memcpy(r + REC_OFF_BODY + i * sizeof v, &v, sizeof v);
-}
-
-/* A new sketch of a record's inline registers, or NULL. */
-static sk_hll *sketch_of_inline(const sk_hll_map *m, const uint8_t *r)
-{
-    sk_hll *h;
-    if (sk_hll_create(&h, m->precision, &m->alloc) != SK_OK)
-        return NULL;
-    for (unsigned i = 0; i < r[REC_OFF_STATE]; i++) {
-        uint32_t e = rec_inline(r, i);
-        if (sk__hll_set(h, e >> 8, e & 0xff) < 0) {
-            sk_hll_free(h);
-            return NULL;
-        }
-    }
-    return h;
-}
-
-/* Turns a record's inline registers into a sketch; SK_ENOMEM leaves it. */
+/* Turns a record's small register set into a sketch; SK_ENOMEM leaves it. */
 static int promote(const sk_hll_map *m, uint8_t *r)
 {
-    sk_hll *h = sketch_of_inline(m, r);
-    if (h == NULL)
-        return SK_ENOMEM;
+    sk_hll *h;
+    int rc = sk__hll_small_to_sketch(&h, r + REC_OFF_BODY, r[REC_OFF_STATE], m->precision,
+                                     &m->alloc);
+    if (rc != SK_OK)
+        return rc;
     memcpy(r + REC_OFF_BODY, &h, sizeof h);
     r[REC_OFF_STATE] = PROMOTED;
     return SK_OK;
 }
 
-/* Register idx of the group to max(register, value): 1 if it changed. */
-static int rec_set(const sk_hll_map *m, uint8_t *r, uint32_t idx, unsigned value)
+int sk__hll_map_set(const sk_hll_map *m, uint8_t *r, uint32_t idx, unsigned value)
 {
-    unsigned n = r[REC_OFF_STATE];
-    if (n != PROMOTED) {
-        for (unsigned i = 0; i < n; i++) {
-            uint32_t e = rec_inline(r, i);
-            if (e >> 8 != idx)
-                continue;
-            if ((e & 0xff) >= value)
-                return 0;
-            rec_set_inline(r, i, idx << 8 | value);
-            return 1;
-        }
-        if (n < INLINE_MAX) {
-            rec_set_inline(r, n, idx << 8 | value);
-            r[REC_OFF_STATE] = (uint8_t)(n + 1);
-            return 1;
-        }
+    if (!rec_promoted(r)) {
+        int rc = sk__hll_small_set(r + REC_OFF_BODY, r + REC_OFF_STATE, idx, value);
+        if (rc != SK__HLL_SMALL_FULL)
+            return rc;
+        rc = promote(m, r);
+        if (rc != SK_OK)
+            return rc;
+    }
+    return sk__hll_set_one_of_many(rec_sketch(r), idx, value);
+}
+
+/* Merges sketch h, of the map's precision, into record r. */
+static int merge_into(const sk_hll_map *m, uint8_t *r, const sk_hll *h)
+{
+    if (!rec_promoted(r)) {
+        if (sk__hll_small_merge(r + REC_OFF_BODY, r + REC_OFF_STATE, h) == SK_OK)
+            return SK_OK;
         int rc = promote(m, r);
         if (rc != SK_OK)
             return rc;
     }
-    sk_hll *h = rec_sketch(r);
-    if (h->registers == NULL && h->sparse_len >= MAP_SPARSE_MAX) {
-        int rc = sk__hll_make_dense(h);
-        if (rc != SK_OK)
-            return rc;
-    }
-    return sk__hll_set(h, idx, value);
-}
-
-/* A sketch header over a record's inline registers, for the estimator. */
-static void inline_view(const sk_hll_map *m, const uint8_t *r, sk_hll *view,
-                        uint32_t regs[INLINE_MAX])
-{
-    memset(view, 0, sizeof *view);
-    view->precision = m->precision;
-    view->sparse = regs;
-    view->sparse_len = view->sparse_cap = r[REC_OFF_STATE];
-    for (unsigned i = 0; i < view->sparse_len; i++)
-        regs[i] = rec_inline(r, i);
+    return sk_hll_merge(rec_sketch(r), h);
 }
 
 /* ---- the arena and the table --------------------------------------------- */
@@ -214,11 +96,6 @@ static uint8_t *arena_take(sk_hll_map *m, size_t bytes)
     m->free_at += bytes;
     m->free_left -= bytes;
     return p;
-}
-
-static uint64_t key_hash(const void *key, size_t len)
-{
-    return XXH3_64bits(key, len);
 }
 
 /* The slot of key: its group's, or the empty one where it would go. */
@@ -274,9 +151,7 @@ static int grow_records(sk_hll_map *m)
     return SK_OK;
 }
 
-/* The record of key's group, new and empty if it had none; NULL with *rc. */
-static uint8_t *group_of_hashed(sk_hll_map *m, const void *key, size_t len, uint64_t hash,
-                                int *rc)
+uint8_t *sk__hll_map_group(sk_hll_map *m, const void *key, size_t len, uint64_t hash, int *rc)
 {
     if (len > SK_HLL_MAP_MAX_KEY) {
         *rc = SK_EINVAL;
@@ -313,31 +188,27 @@ static uint8_t *group_of_hashed(sk_hll_map *m, const void *key, size_t len, uint
 
 static uint8_t *group_of(sk_hll_map *m, const void *key, size_t len, int *rc)
 {
-    return group_of_hashed(m, key, len, key_hash(key, len), rc);
+    return sk__hll_map_group(m, key, len, key_hash(key, len), rc);
 }
 
 /* ---- the API ------------------------------------------------------------- */
+
+_Static_assert(offsetof(sk_hll_map, precision) == 0, "a map starts with its precision");
 
 int sk_hll_map_create(sk_hll_map **out, unsigned precision, const sk_allocator *allocator)
 {
     if (out == NULL)
         return SK_EINVAL;
-    *out = NULL;
-    if (precision < SK_HLL_MIN_PRECISION || precision > SK_HLL_MAX_PRECISION)
-        return SK_EINVAL;
-    sk_allocator a;
-    sk__allocator_init(&a, allocator);
-    sk_hll_map *m = sk__zalloc(&a, sizeof *m);
-    if (m == NULL)
-        return SK_ENOMEM;
-    m->precision = precision;
-    m->alloc = a;
-    if (grow_table(m) != SK_OK) {
-        sk__free(&a, m, sizeof *m);
-        return SK_ENOMEM;
-    }
+    int rc;
+    sk_hll_map *m = sk__hll_new_object(sizeof *m, offsetof(sk_hll_map, alloc), precision,
+                                       allocator, &rc);
     *out = m;
-    return SK_OK;
+    if (m != NULL && grow_table(m) != SK_OK) {
+        sk__free(&m->alloc, m, sizeof *m);
+        *out = NULL;
+        rc = SK_ENOMEM;
+    }
+    return rc;
 }
 
 void sk_hll_map_free(sk_hll_map *m)
@@ -345,7 +216,7 @@ void sk_hll_map_free(sk_hll_map *m)
     if (m == NULL)
         return;
     for (uint32_t g = 0; g < m->size; g++)
-        if (m->records[g][REC_OFF_STATE] == PROMOTED)
+        if (rec_promoted(m->records[g]))
             sk_hll_free(rec_sketch(m->records[g]));
     for (struct chunk *c = m->chunks, *next; c != NULL; c = next) {
         next = c->next;
@@ -369,7 +240,7 @@ int sk_hll_map_add_hash(sk_hll_map *m, const void *key, size_t key_len, uint64_t
     uint32_t idx;
     unsigned value;
     sk__hll_register_of(hash, m->precision, &idx, &value);
-    return rec_set(m, r, idx, value);
+    return sk__hll_map_set(m, r, idx, value);
 }
 
 int sk_hll_map_add(sk_hll_map *m, const void *key, size_t key_len, const void *item,
@@ -380,160 +251,18 @@ int sk_hll_map_add(sk_hll_map *m, const void *key, size_t key_len, const void *i
     return sk_hll_map_add_hash(m, key, key_len, sk_murmur64a(item, item_len, SK_REDIS_HLL_SEED));
 }
 
-/* A batch is a pipeline: an item's key is hashed and its table slot
- * prefetched (stage 0), then, DEPTH items later at each step, its group's
- * `records` entry (1), its record (2), its sketch's header (3, where the
- * group is found or made and the item hashed), its register's line (4),
- * and two steps after that its register is set (5). A group of a large map
- * costs four dependent misses and its register one more, each hidden behind
- * the work on the items in between. */
-#define DEPTH 8
-#define LAST (6 * DEPTH) /* stage 5; the register's line gets two steps */
-#define RING 64          /* a power of two past LAST */
-_Static_assert(RING > LAST && (RING & (RING - 1)) == 0, "the ring holds every stage");
-/* At most this many groups, the records stay in the caches and stages 1
- * and 2 are skipped: they would prefetch lines already there. */
-#define DEEP_GROUPS 32768
-
-struct in_flight {
-    uint64_t key_hash;
-    uint64_t hash; /* of the item */
-    uint8_t *record;
-};
-
-/* GCC finds a function whose only effect is a prefetch free of side
- * effects, and deletes the calls: the helpers are inlined before that. */
-#define PREFETCHER static inline __attribute__((always_inline)) void
-
-/* Stages 1 and 2 are the probe's first steps as prefetches; a group that
- * is not in its home slot is found by the probe itself, with a miss. */
-static inline const struct slot *home_slot(const sk_hll_map *m, uint64_t key_hash)
-{
-    return &m->table[(uint32_t)key_hash & (m->table_cap - 1)];
-}
-
-/* The group (+ 1) in the key's home slot if its tag is the key's, else 0. */
-static inline uint32_t home_group(const sk_hll_map *m, uint64_t key_hash)
-{
-    const struct slot *s = home_slot(m, key_hash);
-    return s->tag == (uint32_t)(key_hash >> 32) ? s->group : 0;
-}
-
-PREFETCHER prefetch_entry(const sk_hll_map *m, uint64_t kh)
-{
-    uint32_t g = home_group(m, kh);
-    if (g != 0)
-        __builtin_prefetch(&m->records[g - 1], 0);
-}
-
-PREFETCHER prefetch_record(const sk_hll_map *m, uint64_t kh, size_t key_len)
-{
-    uint32_t g = home_group(m, kh);
-    if (g != 0) {
-        const uint8_t *r = m->records[g - 1];
-        __builtin_prefetch(r, 1);
-        __builtin_prefetch(r + REC_OFF_KEY + key_len, 0);
-    }
-}
-
-/* Stage 4: the register's line, or the sparse entries around the place
- * where a search for it starts (hll.c's sparse_lower_bound). */
-PREFETCHER prefetch_register(const sk_hll_map *m, const uint8_t *r, uint64_t hash)
-{
-    if (r[REC_OFF_STATE] != PROMOTED)
-        return;
-    const sk_hll *h = rec_sketch(r);
-    uint32_t idx = (uint32_t)(hash & (sk__hll_registers(m->precision) - 1));
-    if (h->registers != NULL)
-        __builtin_prefetch(h->registers + idx, 1);
-    else if (h->sparse != NULL)
-        __builtin_prefetch(h->sparse + (((uint64_t)idx * h->sparse_len) >> m->precision), 1);
-}
-
-int sk_hll_map_add_batch(sk_hll_map *m, const void *const *keys, const size_t *key_lens,
-                         const void *const *items, const size_t *item_lens, size_t n)
-{
-    if (m == NULL || (n != 0 && (keys == NULL || key_lens == NULL || items == NULL ||
-                                 item_lens == NULL)))
-        return SK_EINVAL;
-    struct in_flight ring[RING];
-    unsigned p = m->precision;
-    int deep = m->size > DEEP_GROUPS;
-    for (size_t i = 0; i < n + LAST; i++) {
-        size_t j;
-        /* Stage 5: the register is set. */
-        if (i >= LAST) {
-            j = i - LAST;
-            uint32_t idx;
-            unsigned value;
-            sk__hll_register_of(ring[j % RING].hash, p, &idx, &value);
-            int rc = rec_set(m, ring[j % RING].record, idx, value);
-            if (rc < 0)
-                return rc;
-        }
-        if (i >= 4 * DEPTH && (j = i - 4 * DEPTH) < n)
-            prefetch_register(m, ring[j % RING].record, ring[j % RING].hash);
-        /* Stage 3: the group is found (or made), the item hashed. */
-        if (i >= 3 * DEPTH && (j = i - 3 * DEPTH) < n) {
-            if (keys[j] == NULL && key_lens[j] != 0)
-                return SK_EINVAL;
-            int rc;
-            uint8_t *r = group_of_hashed(m, keys[j], key_lens[j], ring[j % RING].key_hash, &rc);
-            if (r == NULL)
-                return rc;
-            ring[j % RING].record = r;
-            ring[j % RING].hash = sk_murmur64a(items[j], item_lens[j], SK_REDIS_HLL_SEED);
-            if (r[REC_OFF_STATE] == PROMOTED)
-                __builtin_prefetch(rec_sketch(r), 0);
-        }
-        if (deep && i >= 2 * DEPTH && (j = i - 2 * DEPTH) < n)
-            prefetch_record(m, ring[j % RING].key_hash, key_lens[j]);
-        if (deep && i >= DEPTH && (j = i - DEPTH) < n)
-            prefetch_entry(m, ring[j % RING].key_hash);
-        /* Stage 0: the key is hashed, its home slot prefetched. */
-        if (i < n) {
-            uint64_t kh = key_hash(keys[i], key_lens[i]);
-            ring[i % RING].key_hash = kh;
-            __builtin_prefetch(home_slot(m, kh), 0);
-        }
-    }
-    return SK_OK;
-}
-
-/* Merges sketch h, of the map's precision, into record r. */
-static int merge_into(const sk_hll_map *m, uint8_t *r, const sk_hll *h)
-{
-    if (r[REC_OFF_STATE] != PROMOTED && h->registers == NULL &&
-        h->sparse_len + r[REC_OFF_STATE] <= INLINE_MAX) {
-        for (uint32_t i = 0; i < h->sparse_len; i++)
-            rec_set(m, r, h->sparse[i] >> 8, h->sparse[i] & 0xff); /* cannot fail inline */
-        return SK_OK;
-    }
-    if (r[REC_OFF_STATE] != PROMOTED) {
-        int rc = promote(m, r);
-        if (rc != SK_OK)
-            return rc;
-    }
-    return sk_hll_merge(rec_sketch(r), h);
-}
-
 int sk_hll_map_merge_sketch(sk_hll_map *m, const void *key, size_t key_len, const sk_hll *h)
 {
     if (m == NULL || h == NULL || (key == NULL && key_len != 0))
         return SK_EINVAL;
-    if (h->precision < m->precision)
+    if (sk_hll_precision(h) < m->precision)
         return SK_EINCOMPAT;
-    sk_hll *folded = NULL;
-    if (h->precision > m->precision) {
-        if (sk_hll_copy(&folded, h) != SK_OK || sk_hll_fold(folded, m->precision) != SK_OK) {
-            sk_hll_free(folded);
-            return SK_ENOMEM;
-        }
-        h = folded;
-    }
+    sk_hll *folded;
+    if (sk__hll_folded(h, m->precision, &folded) != SK_OK)
+        return SK_ENOMEM;
     int rc;
     uint8_t *r = group_of(m, key, key_len, &rc);
-    rc = r == NULL ? rc : merge_into(m, r, h);
+    rc = r == NULL ? rc : merge_into(m, r, folded != NULL ? folded : h);
     sk_hll_free(folded);
     return rc;
 }
@@ -552,13 +281,13 @@ int sk_hll_map_merge(sk_hll_map *dst, const sk_hll_map *src)
         uint8_t *r = group_of(dst, s + REC_OFF_KEY, rec_key_len(s), &rc);
         if (r == NULL)
             return rc;
-        if (s[REC_OFF_STATE] == PROMOTED) {
+        if (rec_promoted(s)) {
             rc = merge_into(dst, r, rec_sketch(s));
         } else {
             rc = SK_OK;
             for (unsigned i = 0; i < s[REC_OFF_STATE] && rc >= 0; i++) {
-                uint32_t e = rec_inline(s, i);
-                rc = rec_set(dst, r, e >> 8, e & 0xff);
+                uint32_t e = sk__hll_small_entry(s + REC_OFF_BODY, i);
+                rc = sk__hll_map_set(dst, r, sk__hll_entry_index(e), sk__hll_entry_value(e));
             }
         }
         if (rc < 0)
@@ -590,14 +319,11 @@ int sk_hll_map_get(const sk_hll_map *m, size_t index, sk_hll_map_entry *out)
         return SK_EINVAL;
     const uint8_t *r = m->records[index];
     out->key = sk__hll_map_key(m, index, &out->key_len);
-    if (r[REC_OFF_STATE] == PROMOTED) {
+    if (rec_promoted(r))
         sk_hll_estimate_with_bounds(rec_sketch(r), &out->estimate);
-    } else {
-        sk_hll view;
-        uint32_t regs[INLINE_MAX];
-        inline_view(m, r, &view, regs);
-        sk_hll_estimate_with_bounds(&view, &out->estimate);
-    }
+    else
+        sk__hll_small_estimate(r + REC_OFF_BODY, r[REC_OFF_STATE], m->precision,
+                               &out->estimate);
     return SK_OK;
 }
 
@@ -615,10 +341,10 @@ int sk_hll_map_sketch(const sk_hll_map *m, size_t index, sk_hll **out)
         return SK_EINVAL;
     *out = NULL;
     const uint8_t *r = m->records[index];
-    if (r[REC_OFF_STATE] == PROMOTED)
+    if (rec_promoted(r))
         return sk_hll_copy(out, rec_sketch(r));
-    *out = sketch_of_inline(m, r);
-    return *out != NULL ? SK_OK : SK_ENOMEM;
+    return sk__hll_small_to_sketch(out, r + REC_OFF_BODY, r[REC_OFF_STATE], m->precision,
+                                   &m->alloc);
 }
 
 size_t sk_hll_map_memory(const sk_hll_map *m)
@@ -626,7 +352,7 @@ size_t sk_hll_map_memory(const sk_hll_map *m)
     size_t bytes = sizeof *m + m->arena_bytes + (size_t)m->records_cap * sizeof *m->records +
                    (size_t)m->table_cap * sizeof *m->table;
     for (uint32_t g = 0; g < m->size; g++) {
-        if (m->records[g][REC_OFF_STATE] == PROMOTED) {
+        if (rec_promoted(m->records[g])) {
             sk_hll_info info;
             sk_hll_get_info(rec_sketch(m->records[g]), &info);
             bytes += info.memory;

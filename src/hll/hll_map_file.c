@@ -13,17 +13,12 @@
  * every length against what is left, every sketch, that no key comes
  * twice, and the records' checksum.
  */
-#include <errno.h>
 #include <string.h>
-
-#define XXH_INLINE_ALL
-#include <xxhash.h>
 
 #include "common/alloc.h"
 #include "common/atomic_file.h"
 #include "common/format.h"
-#include "hll_internal.h"
-#include "sketch/hll_map.h"
+#include "hll_map_internal.h"
 
 /* Where the bytes of a map go: a buffer, or a file. */
 struct sink {
@@ -204,23 +199,17 @@ int sk_hll_map_deserialize(sk_hll_map **out, const void *buf, size_t len,
     return SK_OK;
 }
 
+static int parse_map(void *out, const uint8_t *bytes, size_t len, const sk_allocator *a,
+                     void *ctx)
+{
+    (void)ctx;
+    return sk_hll_map_deserialize(out, bytes, len, a);
+}
+
 int sk_hll_map_load(sk_hll_map **out, const char *path, const sk_allocator *allocator)
 {
     if (out == NULL)
         return SK_EINVAL;
     *out = NULL;
-    if (path == NULL)
-        return SK_EINVAL;
-    sk_allocator a;
-    sk__allocator_init(&a, allocator);
-    uint8_t *data;
-    size_t len, cap;
-    int rc = sk__read_file(path, SIZE_MAX / 2, &a, &data, &len, &cap);
-    if (rc != SK_OK)
-        return rc;
-    rc = sk_hll_map_deserialize(out, data, len, allocator);
-    int saved_errno = errno;
-    sk__free(&a, data, cap);
-    errno = saved_errno;
-    return rc;
+    return sk__hll_load_file(path, SIZE_MAX / 2, allocator, parse_map, out, NULL);
 }

@@ -60,6 +60,26 @@ static uint32_t write_entries(const sk_hll *h, uint8_t *body)
     return entries;
 }
 
+/* Reads the entries of a sparse body, checking each one. */
+static int read_sparse(sk_hll *h, const uint8_t *body, size_t len)
+{
+    uint32_t m = sk__hll_registers(h->precision);
+    size_t entries = len / SK_HLL_SPARSE_ENTRY_SIZE; /* the header's count, checked */
+    for (size_t i = 0; i < entries; i++) {
+        uint32_t entry = sk_load_le32(body + SK_HLL_SPARSE_ENTRY_SIZE * i);
+        uint32_t idx = entry >> 6, value = entry & 63;
+        int ordered =
+            i == 0 || idx > sk_load_le32(body + SK_HLL_SPARSE_ENTRY_SIZE * (i - 1)) >> 6;
+        if (idx >= m || value == 0 || value > sk__hll_max_rank(h->precision) || !ordered)
+            return SK_ECORRUPT;
+        /* Entries arrive in index order, so every set appends. */
+        int rc = sk__hll_set(h, idx, value);
+        if (rc < 0)
+            return rc;
+    }
+    return SK_OK;
+}
+
 int sk__hll_native_write(const sk_hll *h, uint8_t *buf, size_t cap, size_t *len)
 {
     int sparse;
@@ -81,37 +101,6 @@ int sk__hll_native_write(const sk_hll *h, uint8_t *buf, size_t cap, size_t *len)
     sk_store_le32(buf + SK_HLL_OFF_CHECKSUM,
                   checksum(buf, body, size - SK_HLL_NATIVE_HEADER_SIZE));
     *len = size;
-    return SK_OK;
-}
-
-static int read_dense(sk_hll *h, const uint8_t *body)
-{
-    int rc = sk__hll_make_dense(h);
-    if (rc != SK_OK)
-        return rc;
-    uint32_t m = sk__hll_registers(h->precision);
-    sk__hll_unpack6(body, m, h->registers);
-    for (uint32_t i = 0; i < m; i++)
-        if (h->registers[i] > sk__hll_max_rank(h->precision))
-            return SK_ECORRUPT;
-    return SK_OK;
-}
-
-static int read_sparse(sk_hll *h, const uint8_t *body, uint32_t entries)
-{
-    uint32_t m = sk__hll_registers(h->precision);
-    for (uint32_t i = 0; i < entries; i++) {
-        uint32_t entry = sk_load_le32(body + SK_HLL_SPARSE_ENTRY_SIZE * i);
-        uint32_t idx = entry >> 6, value = entry & 63;
-        int ordered =
-            i == 0 || idx > sk_load_le32(body + SK_HLL_SPARSE_ENTRY_SIZE * (i - 1)) >> 6;
-        if (idx >= m || value == 0 || value > sk__hll_max_rank(h->precision) || !ordered)
-            return SK_ECORRUPT;
-        /* Entries arrive in index order, so every set appends. */
-        int rc = sk__hll_set(h, idx, value);
-        if (rc < 0)
-            return rc;
-    }
     return SK_OK;
 }
 
@@ -141,16 +130,6 @@ int sk__hll_native_read(sk_hll **out, const uint8_t *buf, size_t len, const sk_a
     }
     if (checksum(buf, body, body_len) != sk_load_le32(buf + SK_HLL_OFF_CHECKSUM))
         return SK_ECHECKSUM;
-
-    sk_hll *h;
-    int rc = sk_hll_create(&h, precision, a);
-    if (rc != SK_OK)
-        return rc;
-    rc = encoding == SK_HLL_NATIVE_DENSE ? read_dense(h, body) : read_sparse(h, body, entries);
-    if (rc != SK_OK) {
-        sk_hll_free(h);
-        return rc;
-    }
-    *out = h;
-    return SK_OK;
+    return sk__hll_read_body(out, precision, a, encoding == SK_HLL_NATIVE_DENSE, body, body_len,
+                             read_sparse);
 }

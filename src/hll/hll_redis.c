@@ -110,25 +110,10 @@ static size_t sparse_size(const sk_hll *h)
 }
 
 /* Redis strings are precision 14; a finer sketch is folded to it first. */
-static int at_redis_precision(const sk_hll *h, sk_hll **folded)
-{
-    *folded = NULL;
-    if (h->precision == SK_HLL_REDIS_PRECISION)
-        return SK_OK;
-    int rc = sk_hll_copy(folded, h);
-    if (rc == SK_OK)
-        rc = sk_hll_fold(*folded, SK_HLL_REDIS_PRECISION);
-    if (rc != SK_OK) {
-        sk_hll_free(*folded);
-        *folded = NULL;
-    }
-    return rc;
-}
-
 int sk__hll_redis_size(const sk_hll *h, size_t *size, int *sparse)
 {
     sk_hll *folded;
-    int rc = at_redis_precision(h, &folded);
+    int rc = sk__hll_folded(h, SK_HLL_REDIS_PRECISION, &folded);
     if (rc != SK_OK)
         return rc;
     size_t sparse_len = sparse_size(folded != NULL ? folded : h);
@@ -141,7 +126,7 @@ int sk__hll_redis_size(const sk_hll *h, size_t *size, int *sparse)
 int sk__hll_redis_write(const sk_hll *h, uint8_t *buf, size_t cap, size_t *len)
 {
     sk_hll *folded;
-    int rc = at_redis_precision(h, &folded);
+    int rc = sk__hll_folded(h, SK_HLL_REDIS_PRECISION, &folded);
     if (rc != SK_OK)
         return rc;
     const sk_hll *src = folded != NULL ? folded : h;
@@ -163,18 +148,6 @@ int sk__hll_redis_write(const sk_hll *h, uint8_t *buf, size_t cap, size_t *len)
     }
     sk_hll_free(folded);
     *len = size;
-    return SK_OK;
-}
-
-static int read_dense(sk_hll *h, const uint8_t *body)
-{
-    int rc = sk__hll_make_dense(h);
-    if (rc != SK_OK)
-        return rc;
-    sk__hll_unpack6(body, REDIS_REGISTERS, h->registers);
-    for (uint32_t i = 0; i < REDIS_REGISTERS; i++)
-        if (h->registers[i] > sk__hll_max_rank(SK_HLL_REDIS_PRECISION))
-            return SK_ECORRUPT;
     return SK_OK;
 }
 
@@ -231,18 +204,6 @@ int sk__hll_redis_read(sk_hll **out, const uint8_t *buf, size_t len, const sk_al
         return SK_ECORRUPT;
     if (encoding == SK_REDIS_HLL_DENSE && len != REDIS_DENSE_SIZE)
         return SK_ETRUNCATED;
-    sk_hll *h;
-    int rc = sk_hll_create(&h, SK_HLL_REDIS_PRECISION, a);
-    if (rc != SK_OK)
-        return rc;
-    if (encoding == SK_REDIS_HLL_DENSE)
-        rc = read_dense(h, buf + REDIS_HEADER_SIZE);
-    else
-        rc = read_sparse(h, buf + REDIS_HEADER_SIZE, len - REDIS_HEADER_SIZE);
-    if (rc != SK_OK) {
-        sk_hll_free(h);
-        return rc;
-    }
-    *out = h;
-    return SK_OK;
+    return sk__hll_read_body(out, SK_HLL_REDIS_PRECISION, a, encoding == SK_REDIS_HLL_DENSE,
+                             buf + REDIS_HEADER_SIZE, len - REDIS_HEADER_SIZE, read_sparse);
 }

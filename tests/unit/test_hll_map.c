@@ -153,6 +153,35 @@ static void test_small_groups_are_small(void **state)
     sk_hll_map_free(m);
 }
 
+/* A group's sketch turns dense sooner than a sketch of its own (at 512
+ * nonzero registers at p = 14, against 2048), with the same registers: the
+ * register code decides both. */
+static void test_groups_turn_dense_sooner(void **state)
+{
+    (void)state;
+    sk_hll_map *m;
+    sk_hll *ref;
+    assert_int_equal(sk_hll_map_create(&m, 14, NULL), SK_OK);
+    assert_int_equal(sk_hll_new(&ref, 14), SK_OK);
+    uint64_t seed = 7;
+    for (int i = 0; i < 1000; i++) {
+        uint64_t hash = splitmix64(&seed);
+        assert_true(sk_hll_map_add_hash(m, "k", 1, hash) >= 0);
+        assert_true(sk_hll_add_hash(ref, hash) >= 0);
+    }
+    sk_hll *h;
+    assert_int_equal(sk_hll_map_sketch(m, 0, &h), SK_OK);
+    sk_hll_info in_map, alone;
+    sk_hll_get_info(h, &in_map);
+    sk_hll_get_info(ref, &alone);
+    assert_int_equal(in_map.encoding, SK_HLL_DENSE);
+    assert_int_equal(alone.encoding, SK_HLL_SPARSE);
+    assert_group_is(m, 0, ref);
+    sk_hll_free(h);
+    sk_hll_free(ref);
+    sk_hll_map_free(m);
+}
+
 static void test_merge(void **state)
 {
     (void)state;
@@ -453,6 +482,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_groups_are_their_sketches),
         cmocka_unit_test(test_small_groups_are_small),
+        cmocka_unit_test(test_groups_turn_dense_sooner),
         cmocka_unit_test(test_merge),
         cmocka_unit_test(test_batch_is_single_adds),
         cmocka_unit_test(test_bytes_and_files),
