@@ -55,6 +55,20 @@
 /* 1 / (2 ln 2), the limit of the classic alpha_m, used by Ertl's estimator. */
 #define ALPHA_INF 0.721347520444481703680
 
+/* Sets register idx to max(register, value) in a sketch made for `use`,
+ * inlined into the adds here; sk__hll_set and sk__hll_set_one_of_many are the
+ * same out of line. */
+static inline int set_for(sk_hll *h, uint32_t idx, unsigned value, enum sk__hll_use use)
+{
+    if (h->registers != NULL) {
+        if (h->registers[idx] >= value)
+            return 0;
+        h->registers[idx] = (uint8_t)value;
+        return 1;
+    }
+    return sk__hll_sparse_set(h, idx, value, use);
+}
+
 /* sqrt(3 ln 2 - 1): the relative standard error of HyperLogLog is this over
  * sqrt(m), the familiar 1.04/sqrt(m). */
 #define RSE_FACTOR 1.0389618114391
@@ -164,7 +178,7 @@ static inline int add_hash(sk_hll *h, uint64_t hash)
     uint32_t idx;
     unsigned rank;
     sk__hll_register_of(hash, h->precision, &idx, &rank);
-    return sk__hll_set_for(h, idx, rank, SK__HLL_ALONE);
+    return set_for(h, idx, rank, SK__HLL_ALONE);
 }
 
 int sk_hll_add_hash(sk_hll *h, uint64_t hash)
@@ -175,6 +189,17 @@ int sk_hll_add_hash(sk_hll *h, uint64_t hash)
 int sk_hll_add(sk_hll *h, const void *data, size_t len)
 {
     return add_hash(h, sk_murmur64a(data, len, SK_REDIS_HLL_SEED));
+}
+
+/* The out-of-line register sets, beside the inline one they wrap. */
+int sk__hll_set(sk_hll *h, uint32_t idx, unsigned value)
+{
+    return set_for(h, idx, value, SK__HLL_ALONE);
+}
+
+int sk__hll_set_one_of_many(sk_hll *h, uint32_t idx, unsigned value)
+{
+    return set_for(h, idx, value, SK__HLL_ONE_OF_MANY);
 }
 
 /* ---- estimation --------------------------------------------------------- */
@@ -349,7 +374,7 @@ static int set_folded(sk_hll *dst, uint32_t idx, unsigned value, unsigned from)
     uint32_t new_idx;
     unsigned new_value;
     fold_register(idx, value, from, dst->precision, &new_idx, &new_value);
-    return sk__hll_set_for(dst, new_idx, new_value, SK__HLL_ALONE);
+    return set_for(dst, new_idx, new_value, SK__HLL_ALONE);
 }
 
 /* Sets into dst (precision <= src's) every nonzero register of src, folded. */

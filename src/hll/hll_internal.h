@@ -99,19 +99,6 @@ enum sk__hll_use { SK__HLL_ALONE, SK__HLL_ONE_OF_MANY };
  * so that the dense path of every add stays a leaf that saves no registers. */
 int sk__hll_sparse_set(sk_hll *h, uint32_t idx, unsigned value, enum sk__hll_use use);
 
-/* Sets register idx to max(register, value) in a sketch made for `use`,
- * inlined into the adds of hll.c; the calls below are the same out of line. */
-static inline int sk__hll_set_for(sk_hll *h, uint32_t idx, unsigned value, enum sk__hll_use use)
-{
-    if (h->registers != NULL) {
-        if (h->registers[idx] >= value)
-            return 0;
-        h->registers[idx] = (uint8_t)value;
-        return 1;
-    }
-    return sk__hll_sparse_set(h, idx, value, use);
-}
-
 /* Sets register idx to max(register, value); 1 if it changed, 0 if not, or
  * SK_ENOMEM with the sketch unchanged. sk__hll_set_one_of_many is the same
  * for a group's sketch in a map, which turns dense sooner. */

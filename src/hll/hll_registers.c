@@ -7,7 +7,7 @@
  * 32-bit entries (index << 8 | value), so a sketch of 10 items is a few dozen
  * bytes. An insert is a search and a memmove. Dense: one byte per register
  * (16 KB at p = 14), so that an add is a single load and store (the inline
- * sk__hll_set_for of hll_internal.h), a merge a loop the compiler
+ * set_for of hll.c), a merge a loop the compiler
  * vectorizes and the histogram a byte scan. Serialized forms pack registers
  * to 6 bits; the packing is here too, shared by both formats.
  *
@@ -165,16 +165,6 @@ __attribute__((noinline, cold)) int sk__hll_sparse_set(sk_hll *h, uint32_t idx,
     h->sparse[pos] = sk__hll_entry(idx, value);
     h->sparse_len++;
     return 1;
-}
-
-int sk__hll_set(sk_hll *h, uint32_t idx, unsigned value)
-{
-    return sk__hll_set_for(h, idx, value, SK__HLL_ALONE);
-}
-
-int sk__hll_set_one_of_many(sk_hll *h, uint32_t idx, unsigned value)
-{
-    return sk__hll_set_for(h, idx, value, SK__HLL_ONE_OF_MANY);
 }
 
 int sk__hll_small_merge(uint8_t *set, uint8_t *n, const sk_hll *h)
