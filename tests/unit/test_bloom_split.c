@@ -29,14 +29,7 @@
 #include "bloom/bloom_probe.h"
 #include "common/format.h"
 #include "sketch.h"
-
-static uint64_t splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
+#include "../common/test_util.h"
 
 /* The salts as the format defines them. */
 static uint32_t salts[16];

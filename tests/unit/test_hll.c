@@ -16,6 +16,7 @@
 
 #include "common/format.h"
 #include "sketch.h"
+#include "../common/test_util.h"
 
 
 /* The encoding and memory of a sketch, from sk_hll_get_info. */
@@ -31,14 +32,6 @@ static size_t hll_memory(const sk_hll *h)
     sk_hll_info info;
     sk_hll_get_info(h, &info);
     return info.memory;
-}
-
-static uint64_t splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
 }
 
 static sk_hll *new_hll(unsigned p)

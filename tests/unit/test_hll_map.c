@@ -23,14 +23,7 @@
 
 #include "common/format.h"
 #include "sketch.h"
-
-static uint64_t splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
+#include "../common/test_util.h"
 
 /* The serialized bytes of h, for comparing sketches exactly. */
 static uint8_t *bytes_of(const sk_hll *h, size_t *len)
