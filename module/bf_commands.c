@@ -10,7 +10,7 @@
  * missing key that BF.ADD, BF.MADD or BF.INSERT writes to is created with
  * the module's defaults (config.c: RedisBloom's 0.01, 100 and expansion 2
  * unless configured); the layout is the library's automatic choice
- * (blocked where it costs little memory).
+ * (split or blocked where they cost little memory, else classic).
  *
  * Replies: booleans, maps and nulls are sent with the server's typed
  * replies, which it writes as RESP2's integers, flat arrays and nil bulk

@@ -22,10 +22,10 @@
  * of its 8 or 16 equal parts: the fastest layout (a query is a few vector
  * instructions with no branch), for at most 5.4% more bits than blocked
  * from 2% down to 1e-8 (10.1 bits per item at 1%), 22% more at 10%.
- * SK_BLOOM_AUTO takes split wherever it costs at most 5% more memory than
- * blocked (for large filters, rates from 2% down to 1e-8, but for a gap
- * near 1.6e-4), else blocked while that costs at most 10% more than
- * classic, else classic (docs/bloom-format.md has the table).
+ * SK_BLOOM_AUTO takes blocked while it costs at most 10% more memory than
+ * classic, and then split instead wherever that costs at most 5% more than
+ * blocked (for large filters: blocked from 50% to 2.2%, split from 2% to
+ * about 5e-4), else classic (docs/bloom-format.md has the table).
  *
  * Scalable filters (expansion >= 1) are chains of layers: when the newest
  * holds its capacity, a new one `expansion` times larger starts, at a lower

@@ -64,7 +64,9 @@ CORRUPTIONS = {
     "scalable_last_layer_cut": (lambda v: v["scalable"][:-8], "truncated"),
     "scalable_one_layer_missing": (
         lambda v: v["scalable"][:layer_table(v["scalable"])[2]["offset"]], "truncated"),
-    "version": (lambda v: flip(v["fixed"], 4, 0x02), "version"),
+    # 0x80: a version no file has, whichever layout auto gave the filter
+    # (flipping 0x02 turns split's 3 into 1, which is refused as corrupt)
+    "version": (lambda v: flip(v["fixed"], 4, 0x80), "version"),
     "magic": (lambda v: flip(v["fixed"], 0, 0x20), None),
     "layout_byte": (lambda v: flip(v["fixed"], 5, 0x02), None),
     "hash_byte": (lambda v: flip(v["fixed"], 6, 0x04), None),

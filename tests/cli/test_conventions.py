@@ -58,12 +58,14 @@ def test_hints(sk, tmp_path):
     if overcommit != "1":
         # 16 TB of bits: more than the kernel's overcommit heuristic lets one
         # mapping have, with no limit set (which a sanitizer's own address
-        # space reservations would not survive)
-        msg = sk.fail("bloom", "create", "-n", "9000000000000", "-p", "0.001", big)
+        # space reservations would not survive); blocked, so that the size does
+        # not follow the automatic layout's rule
+        msg = sk.fail("bloom", "create", "-n", "9000000000000", "-p", "0.001", "-l", "blocked",
+                      big)
         assert "takes 17488690888576 bytes (16287.6 GiB)" in msg, msg
     else:
         import resource
-        msg = sk.fail("bloom", "create", "-n", "10000000000", "-p", "0.001", big,
+        msg = sk.fail("bloom", "create", "-n", "10000000000", "-p", "0.001", "-l", "blocked", big,
                       preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS,
                                                             (2 << 30, 2 << 30)))
         assert "takes 19431878848 bytes (18.1 GiB)" in msg, msg

@@ -11,13 +11,12 @@ import subprocess
 
 import psycopg
 import pytest
-from psycopg import pq
-from psycopg.adapt import Dumper
 
 from conftest import SKETCH_BIN
 from test_postgres_hll import (DATA_CORRUPTED, INVALID_BINARY, INVALID_PARAMETER, INVALID_TEXT,
                                NULL_NOT_ALLOWED, PARALLEL, SERIAL, big_table, fails,  # noqa: F401
-                               literal_of, native_bytes, one, value, _plan)
+                               literal_of, native_bytes, one, register_binary_dumper, value,
+                               _plan)
 
 # The dump form (docs/bloom-format.md): a 40-byte header and a 48-byte entry
 # per layer before the bits; a fixed filter has one layer.
@@ -29,14 +28,7 @@ class Bloom(bytes):
 
 
 def binary_bloom_dumper(conn):
-    class BloomDumper(Dumper):
-        format = pq.Format.BINARY
-        oid = value(conn, "SELECT 'bloom'::regtype::oid")
-
-        def dump(self, obj):
-            return bytes(obj)
-
-    conn.adapters.register_dumper(Bloom, BloomDumper)
+    register_binary_dumper(conn, Bloom, "bloom")
 
 
 def filter_of(conn, first, last, capacity=10000, rate=0.01):
@@ -175,14 +167,21 @@ def test_bloom_union_and_union_agg(conn):
         assert e.sqlstate == INVALID_PARAMETER and "different shapes" in str(e)
 
 
-def test_bloom_info(conn):
+def test_bloom_info(conn, tmp_path):
     binary_bloom_dumper(conn)
     f = filter_of(conn, 1, 5000)
     cur = conn.execute("SELECT * FROM bloom_info(%s::bloom)", (f,))
     info = dict(zip([c.name for c in cur.description], cur.fetchone()))
     assert list(info) == ["layout", "bits", "hashes", "capacity", "fp_rate", "count", "bytes",
                           "expected_fp_rate", "estimated_items"]
-    assert info["layout"] in ("blocked", "classic", "split")
+    # the library's automatic layout, as the command's default makes it for
+    # the same capacity and rate (split at 1%: docs/bloom-format.md)
+    made = subprocess.run([SKETCH_BIN, "bloom", "create", "-n", "10000", "-p", "0.01",
+                           str(tmp_path / "auto.bloom")], stdout=subprocess.PIPE, check=True)
+    shape = dict(line.split(": ", 1) for line in made.stdout.decode().splitlines())
+    assert (info["layout"], info["bits"], info["hashes"]) == (
+        shape["layout"], int(shape["bits"]), int(shape["hashes"]))
+    assert info["layout"] == "split"
     assert info["capacity"] == 10000 and info["fp_rate"] == 0.01
     # a filter made in SQL counts its items from its bits (estimated_items),
     # whatever the plan

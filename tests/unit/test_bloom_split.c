@@ -301,13 +301,19 @@ static void test_explicit_sizes(void **state)
     assert_int_equal(info.bits, 1024);
     assert_int_equal(info.hashes, 16);
     sk_bloom_free(f);
-    /* Automatic choice never takes split. */
+    /* Automatic choice takes split where it would take blocked and split
+     * needs at most 5% more bits (test_bloom_auto.c checks the whole rule). */
     for (double p = 0.5; p > 1e-12; p /= 10) {
-        sk_bloom_layout layout = SK_BLOOM_AUTO;
-        uint64_t m;
-        unsigned k;
+        sk_bloom_layout layout = SK_BLOOM_AUTO, blocked = SK_BLOOM_BLOCKED,
+                        split = SK_BLOOM_SPLIT, classic = SK_BLOOM_CLASSIC;
+        uint64_t m, mb, ms, mc;
+        unsigned k, kb, ks, kc;
         assert_int_equal(sk_bloom_size_for(100000, p, &layout, &m, &k), SK_OK);
-        assert_true(layout == SK_BLOOM_BLOCKED || layout == SK_BLOOM_CLASSIC);
+        assert_int_equal(sk_bloom_size_for(100000, p, &blocked, &mb, &kb), SK_OK);
+        assert_int_equal(sk_bloom_size_for(100000, p, &split, &ms, &ks), SK_OK);
+        assert_int_equal(sk_bloom_size_for(100000, p, &classic, &mc, &kc), SK_OK);
+        assert_int_equal(layout == SK_BLOOM_SPLIT,
+                         (double)mb <= 1.10 * (double)mc && (double)ms <= 1.05 * (double)mb);
     }
 }
 
