@@ -8,6 +8,7 @@
 #define SKETCH_TEST_UTIL_H
 
 #include <stdint.h>
+#include <stdlib.h>
 
 /* The next value of the SplitMix64 sequence that *state is at (advanced). */
 static inline uint64_t splitmix64(uint64_t *state)
@@ -22,6 +23,15 @@ static inline uint64_t splitmix64(uint64_t *state)
 static inline uint64_t splitmix64_of(uint64_t x)
 {
     return splitmix64(&x);
+}
+
+/* Asserts that two malloc'd byte strings are equal, and frees both. */
+static inline void assert_same_bytes_free(uint8_t *x, size_t lx, uint8_t *y, size_t ly)
+{
+    assert_int_equal(lx, ly);
+    assert_memory_equal(x, y, lx);
+    free(x);
+    free(y);
 }
 
 /* A cmocka test, for the table of main: the test `name` is run(state) with

@@ -25,6 +25,7 @@
 
 #include "common/format.h"
 #include "sketch.h"
+#include "../common/test_util.h"
 
 static char tmpdir[PATH_MAX];
 
@@ -105,10 +106,7 @@ static void assert_same_file(const char *a, const char *b)
 {
     size_t la, lb;
     uint8_t *x = read_whole(a, &la), *y = read_whole(b, &lb);
-    assert_int_equal(la, lb);
-    assert_memory_equal(x, y, la);
-    free(x);
-    free(y);
+    assert_same_bytes_free(x, la, y, lb);
 }
 
 static sk_bloom *open_ok(const char *path, unsigned flags)

@@ -39,10 +39,7 @@ static void assert_same_sketch(const sk_hll *a, const sk_hll *b)
 {
     size_t la, lb;
     uint8_t *x = bytes_of(a, &la), *y = bytes_of(b, &lb);
-    assert_int_equal(la, lb);
-    assert_memory_equal(x, y, la);
-    free(x);
-    free(y);
+    assert_same_bytes_free(x, la, y, lb);
 }
 
 /* Group g of the map against the reference sketch. */
