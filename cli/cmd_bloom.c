@@ -23,6 +23,7 @@
 #include "fields.h"
 #include "report.h"
 #include "file_lock.h"
+#include "line_batch.h"
 #include "lines.h"
 #include "util.h"
 
@@ -48,12 +49,13 @@ static const char create_usage[] =
     "  -n, --capacity N      items the filter is sized for (of a scalable filter:\n"
     "                        its first layer), e.g. 1000000 or 1e6\n"
     "  -p, --fp-rate P       false-positive rate, 1e-15..0.5 (e.g. 0.01)\n"
-    "  -l, --layout L        auto (default: blocked while it costs at most 10%\n"
-    "                        more memory, down to rates of about 5e-4, else\n"
-    "                        classic), blocked (one cache line per item), split\n"
-    "                        (one cache line and one bit in each of its 8 or 16\n"
-    "                        parts: the fastest, 2% more bits than blocked at 1%)\n"
-    "                        or classic (fewest bits, k cache lines per item)\n"
+    "  -l, --layout L        auto (default: split from 2% down to about 5e-4 for\n"
+    "                        large filters, where it costs at most 5% more memory\n"
+    "                        than blocked; blocked above 2%; else classic),\n"
+    "                        blocked (one cache line per item), split (one cache\n"
+    "                        line and one bit in each of its 8 or 16 parts: the\n"
+    "                        fastest, 2% more bits than blocked at 1%) or classic\n"
+    "                        (fewest bits, k cache lines per item)\n"
     "  -s, --scalable        grow by adding layers when full\n"
     "  -e, --expansion E     growth factor of a scalable filter (default 2)\n"
     "  -f, --force           replace FILE if it exists\n"
@@ -132,10 +134,11 @@ static const char merge_usage[] =
     "Example:\n"
     "  sketch bloom merge -o all.bloom shard1.bloom shard2.bloom\n";
 
-static const char *layout_name(sk_bloom_layout layout)
-{
-    return layout == SK_BLOOM_BLOCKED ? "blocked" : layout == SK_BLOOM_SPLIT ? "split" : "classic";
-}
+/* The layouts by name, as -l takes them and info prints them. */
+static const char *const layout_names[] = {[SK_BLOOM_BLOCKED] = "blocked",
+                                           [SK_BLOOM_CLASSIC] = "classic",
+                                           [SK_BLOOM_AUTO] = "auto",
+                                           [SK_BLOOM_SPLIT] = "split"};
 
 static double parse_rate(const char *text)
 {
@@ -154,15 +157,14 @@ static sk_bloom_info report_shape(struct report *r, const sk_bloom *f)
 {
     sk_bloom_info info;
     sk_bloom_get_info(f, &info);
-    report_string(r, "layout", layout_name(info.layout));
+    report_string(r, "layout", layout_names[info.layout]);
     report_uint(r, "bits", info.bits);
     report_uint(r, "hashes", info.hashes);
     report_bytes(r, "bit arrays", (double)info.array_bytes);
     return info;
 }
 
-/* Parses options from a table of single-letter options common to the
- * subcommands; returns the index of the first operand. */
+/* What the options of the bloom subcommands set. */
 struct bloom_options {
     uint64_t capacity;
     double fp_rate;
@@ -194,17 +196,15 @@ static void bloom_option(void *ctx, int c, const char *value, const char *long_n
     case 'n': o->capacity = parse_uint(value, "capacity", 1, UINT64_C(1) << 50); break;
     case 'p': o->fp_rate = parse_rate(value); break;
     case 'l':
-        if (strcmp(value, "auto") == 0)
-            o->layout = SK_BLOOM_AUTO;
-        else if (strcmp(value, "blocked") == 0)
-            o->layout = SK_BLOOM_BLOCKED;
-        else if (strcmp(value, "classic") == 0)
-            o->layout = SK_BLOOM_CLASSIC;
-        else if (strcmp(value, "split") == 0)
-            o->layout = SK_BLOOM_SPLIT;
-        else
-            die_usage(p->cmd, "the layout is 'auto', 'blocked', 'classic' or 'split', not '%s'",
-                      value);
+        for (size_t i = 0;; i++) {
+            if (i == sizeof layout_names / sizeof layout_names[0])
+                die_usage(p->cmd, "the layout is 'auto', 'blocked', 'classic' or 'split', "
+                                  "not '%s'", value);
+            if (strcmp(value, layout_names[i]) == 0) {
+                o->layout = (sk_bloom_layout)i;
+                break;
+            }
+        }
         break;
     case 's': o->scalable = 1; break;
     case 'e':
@@ -245,9 +245,7 @@ static int parse_bloom_options(const char *cmd, const char *usage, const char *o
         {"scalable", no_argument, NULL, 's'},
         {"expansion", required_argument, NULL, 'e'},
         {"force", no_argument, NULL, 'f'},
-        {"field", required_argument, NULL, 'f'},
-        {"delimiter", required_argument, NULL, 'd'},
-        {"whitespace", no_argument, NULL, 'w'},
+        FIELD_LONG_OPTIONS,
         {"verbose", no_argument, NULL, 'v'},
         {"invert", no_argument, NULL, 'v'},
         {"count", no_argument, NULL, 'c'},
@@ -256,11 +254,6 @@ static int parse_bloom_options(const char *cmd, const char *usage, const char *o
         {"threads", required_argument, NULL, 'j'},
         {"verify", no_argument, NULL, 'V'},
         {"json", no_argument, NULL, 'J'},
-        {"no-wait", no_argument, NULL, 'W'},
-        {"raw", no_argument, NULL, 'R'},
-        {"max-line-length", required_argument, NULL, 'L'},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, OPTION_VERSION},
         {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof *o);
     o->layout = SK_BLOOM_AUTO;
@@ -283,10 +276,7 @@ static int bloom_create(int argc, char **argv)
         die_usage("bloom create", "missing -n CAPACITY");
     if (o.fp_rate == 0)
         die_usage("bloom create", "missing -p FP_RATE");
-    if (first >= argc)
-        die_usage("bloom create", "missing FILE");
-    if (first + 1 < argc)
-        die_usage("bloom create", "one FILE at a time");
+    require_files("bloom create", first, argc, 1);
     const char *path = argv[first];
     int exists, lock = lock_for_writing(path, 1, &exists);
     if (!o.force && exists)
@@ -318,75 +308,63 @@ static int bloom_create(int argc, char **argv)
 
 /* ---- adding lines --------------------------------------------------------- */
 
-#define LINE_BATCH 64
+/* Items a batch call of the filter takes at once: enough to keep as many
+ * cache misses in flight as a core has room for. */
+#define BLOOM_BATCH 64
 
 struct add_worker {
     sk_bloom *filter;
     const struct field_spec *fields;
     uint64_t skipped; /* lines without the field */
-    const void *items[LINE_BATCH];
-    size_t lens[LINE_BATCH];
-    uint8_t added[LINE_BATCH];
-    size_t pending;
     uint64_t new_items;
-    int error;
+    struct line_batch batch; /* its error, a status of the library */
 };
 
-struct add_shared {
-    sk_bloom *filter;
-    const struct field_spec *fields;
-};
-
+/* Each thread's worker starts as a copy of the shared one. */
 static void *add_worker_init(void *shared, int thread)
 {
     (void)thread;
-    const struct add_shared *sh = shared;
-    struct add_worker *w = calloc(1, sizeof *w);
+    struct add_worker *w = malloc(sizeof *w);
     if (w == NULL)
         die("out of memory");
-    w->filter = sh->filter;
-    w->fields = sh->fields;
+    *w = *(const struct add_worker *)shared;
     return w;
 }
 
-static int add_flush(struct add_worker *w)
+/* A line without the field is skipped, and counted as such. */
+static inline int add_take(void *ctx, struct line_batch *b, const char *line, size_t len)
 {
-    int rc = sk_bloom_add_batch(w->filter, w->items, w->lens, w->pending, w->added);
-    if (rc != SK_OK) {
-        w->error = rc;
-        return 1;
-    }
-    for (size_t i = 0; i < w->pending; i++)
-        w->new_items += w->added[i];
-    w->pending = 0;
+    struct add_worker *w = ctx;
+    if (select_field(w->fields, &line, &len))
+        line_batch_push(b, line, len);
+    else
+        w->skipped++;
     return 0;
 }
 
-static inline int add_line(struct add_worker *w, const char *line, size_t len)
+static int add_flush(void *ctx, struct line_batch *b)
 {
-    if (!select_field(w->fields, &line, &len)) {
-        w->skipped++;
-        return 0;
-    }
-    w->items[w->pending] = line;
-    w->lens[w->pending] = len;
-    return ++w->pending == LINE_BATCH ? add_flush(w) : 0;
+    struct add_worker *w = ctx;
+    uint8_t added[BLOOM_BATCH];
+    int rc = sk_bloom_add_batch(w->filter, b->items, b->lens, b->count, added);
+    if (rc != SK_OK)
+        return rc;
+    for (size_t i = 0; i < b->count; i++)
+        w->new_items += added[i];
+    return 0;
 }
 
 static int add_lines(void *ctx, const char *data, size_t len)
 {
     struct add_worker *w = ctx;
-    FOR_EACH_LINE(data, len, add_line, w);
-    /* The block's memory is reused after this returns. */
-    return w->pending > 0 ? add_flush(w) : 0;
+    return line_batch_block(&w->batch, data, len, add_take, add_flush, w) != 0;
 }
 
 static int bloom_add(int argc, char **argv)
 {
     struct bloom_options o;
     int first = parse_bloom_options("bloom add", add_usage, "+:f:d:wvj:hWRL:", argc, argv, &o);
-    if (first >= argc)
-        die_usage("bloom add", "missing FILE");
+    require_files("bloom add", first, argc, 0);
     const char *path = argv[first];
     int exists, lock = lock_for_writing(path, 0, &exists);
     /* In place, each chunk is checked before it first changes; a file of
@@ -418,26 +396,24 @@ static int bloom_add(int argc, char **argv)
         progress_init(&progress, in[0].size - in[0].start, 256u << 20);
         if (inputs_interactive(in, count))
             progress.enabled = 0;
-        void **contexts;
-        int used;
-        const char *failed = NULL;
         int threads = info.expansion != 0 ? 1 : o.threads;
         /* One thread: plain stores instead of locked ORs (sketch/bloom.h). */
         if (threads == 1)
             sk_bloom_set_single_writer(f, 1);
-        struct add_shared shared = {f, &o.fields};
+        struct add_worker shared = {.filter = f, .fields = &o.fields, .batch.size = BLOOM_BATCH};
+        struct lines_run run;
         int err = lines_read_parallel(in, count, threads, add_worker_init, &shared, add_lines,
-                                      &progress, &contexts, &used, &failed);
+                                      &progress, &run);
         inputs_close(in, count);
-        for (int t = 0; t < used; t++) {
-            struct add_worker *w = contexts[t];
-            if (w->error != 0)
-                bloom_fail_add(f, in_place, path, w->error);
+        for (int t = 0; t < run.threads; t++) {
+            struct add_worker *w = run.contexts[t];
+            if (w->batch.error != 0)
+                bloom_fail_add(f, in_place, path, w->batch.error);
             new_items += w->new_items;
             skipped += w->skipped;
             free(w);
         }
-        free(contexts);
+        free(run.contexts);
         if (err != 0) {
             if (in_place && sk_bloom_sync(f) == SK_OK)
                 die("standard input: %s; the lines before it were added (adding them again "
@@ -468,22 +444,33 @@ struct checker {
     const sk_bloom *filter;
     const struct field_spec *fields;
     int invert, count_only;
-    const void *items[LINE_BATCH];
-    size_t lens[LINE_BATCH];
-    const char *lines[LINE_BATCH]; /* printed whole, as grep prints */
-    size_t line_lens[LINE_BATCH];
-    uint8_t no_field[LINE_BATCH];  /* a line without the field is not in the filter */
-    uint8_t found[LINE_BATCH];
-    size_t pending;
+    const char *lines[BLOOM_BATCH]; /* printed whole, as grep prints */
+    size_t line_lens[BLOOM_BATCH];
+    uint8_t no_field[BLOOM_BATCH];  /* a line without the field is not in the filter */
     uint64_t matched, checked;
+    struct line_batch batch;
 };
 
-static void check_flush(struct checker *c)
+/* Every line is pushed, to be printed in order: one without the field as
+ * it is, to be found absent. */
+static inline int check_take(void *ctx, struct line_batch *b, const char *line, size_t len)
 {
-    sk_bloom_contains_batch(c->filter, c->items, c->lens, c->pending, c->found);
-    c->checked += c->pending;
-    for (size_t i = 0; i < c->pending; i++) {
-        if ((c->found[i] != 0 && !c->no_field[i]) == !c->invert) {
+    struct checker *c = ctx;
+    c->lines[b->count] = line;
+    c->line_lens[b->count] = len;
+    c->no_field[b->count] = !select_field(c->fields, &line, &len);
+    line_batch_push(b, line, len);
+    return 0;
+}
+
+static int check_flush(void *ctx, struct line_batch *b)
+{
+    struct checker *c = ctx;
+    uint8_t found[BLOOM_BATCH];
+    sk_bloom_contains_batch(c->filter, b->items, b->lens, b->count, found);
+    c->checked += b->count;
+    for (size_t i = 0; i < b->count; i++) {
+        if ((found[i] != 0 && !c->no_field[i]) == !c->invert) {
             c->matched++;
             if (!c->count_only) {
                 fwrite(c->lines[i], 1, c->line_lens[i], stdout);
@@ -491,51 +478,35 @@ static void check_flush(struct checker *c)
             }
         }
     }
-    c->pending = 0;
-}
-
-static inline int check_line(struct checker *c, const char *line, size_t len)
-{
-    c->lines[c->pending] = line;
-    c->line_lens[c->pending] = len;
-    c->no_field[c->pending] = !select_field(c->fields, &line, &len);
-    c->items[c->pending] = line;
-    c->lens[c->pending] = len;
-    if (++c->pending == LINE_BATCH)
-        check_flush(c);
     return 0;
 }
 
 static int check_lines(void *ctx, const char *data, size_t len)
 {
     struct checker *c = ctx;
-    FOR_EACH_LINE(data, len, check_line, c);
-    if (c->pending > 0)
-        check_flush(c);
-    return 0;
+    return line_batch_block(&c->batch, data, len, check_take, check_flush, c);
 }
 
 static int bloom_check(int argc, char **argv)
 {
     struct bloom_options o;
     int first = parse_bloom_options("bloom check", check_usage, "+:f:d:wvchRJL:", argc, argv, &o);
-    if (first >= argc)
-        die_usage("bloom check", "missing FILE");
+    require_files("bloom check", first, argc, 0);
     struct checker c = {0};
     /* Mapped: checking a few items reads a few pages of a large filter. */
     c.filter = bloom_open_or_die(argv[first], SK_BLOOM_MAP);
     c.fields = &o.fields;
     c.invert = o.invert;
     c.count_only = o.count_only;
+    c.batch.size = BLOOM_BATCH;
     if (o.json && !o.count_only)
         die_usage("bloom check", "--json goes with -c: the lines themselves are printed as they are");
     static char out_buf[1 << 16];
     setvbuf(stdout, out_buf, _IOFBF, sizeof out_buf);
     if (first + 1 < argc) {
         for (int i = first + 1; i < argc; i++)
-            check_line(&c, argv[i], strlen(argv[i]));
-        if (c.pending > 0)
-            check_flush(&c);
+            line_batch_line(&c.batch, argv[i], strlen(argv[i]), check_take, check_flush, &c);
+        line_batch_end(&c.batch, check_flush, &c);
     } else {
         /* In order, and without a progress bar: the output shares the terminal. */
         int err = lines_read_stdin(check_lines, &c);
@@ -559,10 +530,7 @@ static int bloom_info(int argc, char **argv)
 {
     struct bloom_options o;
     int first = parse_bloom_options("bloom info", info_usage, ":VJh", argc, argv, &o);
-    if (first >= argc)
-        die_usage("bloom info", "missing FILE");
-    if (first + 1 < argc)
-        die_usage("bloom info", "one FILE at a time");
+    require_files("bloom info", first, argc, 1);
     sk_bloom *f = bloom_open_or_die(argv[first], SK_BLOOM_MAP | (o.verify ? SK_BLOOM_VERIFY : 0));
     struct report r;
     report_begin(&r, stdout, o.json);
@@ -597,8 +565,7 @@ static int bloom_merge(int argc, char **argv)
     int first = parse_bloom_options("bloom merge", merge_usage, ":o:ihW", argc, argv, &o);
     if (o.output == NULL)
         die_usage("bloom merge", "missing -o OUT");
-    if (first >= argc)
-        die_usage("bloom merge", "missing FILE");
+    require_files("bloom merge", first, argc, 0);
     /* A missing input is named as such, not found empty once OUT, which
      * may be one of the inputs, has been created to be locked. */
     require_readable(argv + first, argc - first);

@@ -21,6 +21,7 @@
 #include "file_lock.h"
 #include "hll_compare.h"
 #include "hll_groups.h"
+#include "line_batch.h"
 #include "lines.h"
 #include "report.h"
 #include "util.h"
@@ -134,8 +135,7 @@ static const char fold_usage[] =
     "Example:\n"
     "  sketch hll fold -p 12 -o small.skh visitors.skh   # 4 KB instead of 16 KB\n";
 
-/* Parses the options of a subcommand that takes no others than -o, -p, -r
- * and -v; returns the index of the first operand. */
+/* What the options of the hll subcommands set. */
 struct hll_options {
     const char *output;
     const char *group, *prefix; /* --group, --prefix */
@@ -169,34 +169,30 @@ static int parse_hll_options(const char *cmd, const char *usage, const char *opt
         {"json", no_argument, NULL, 'J'},
         {"group", required_argument, NULL, 'G'},
         {"prefix", required_argument, NULL, 'X'},
-        {"no-wait", no_argument, NULL, 'W'},
-        {"raw", no_argument, NULL, 'R'},
-        {"max-line-length", required_argument, NULL, 'L'},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, OPTION_VERSION},
         {NULL, 0, NULL, 0}};
     memset(opt, 0, sizeof *opt);
     const struct cli_spec spec = {cmd, usage, optstring, longopts};
     return parse_options(&spec, argc, argv, hll_option, opt);
 }
 
-static inline int add_line(sk_hll *h, const char *line, size_t len)
+/* Every line of standard input is an item, added at once (as count adds
+ * them: cmd_count.c). */
+static inline int add_take(void *ctx, struct line_batch *b, const char *line, size_t len)
 {
-    return sk_hll_add(h, line, len) < 0;
+    (void)b;
+    return sk_hll_add(ctx, line, len) < 0 ? SK_ENOMEM : 0;
 }
 
 static int add_lines(void *ctx, const char *data, size_t len)
 {
-    FOR_EACH_LINE(data, len, add_line, (sk_hll *)ctx);
-    return 0;
+    return line_each(data, len, add_take, ctx) != 0;
 }
 
 static int hll_add(int argc, char **argv)
 {
     struct hll_options opt;
     int first = parse_hll_options("hll add", add_usage, "+:p:rhWRL:", argc, argv, &opt);
-    if (first >= argc)
-        die_usage("hll add", "missing FILE");
+    require_files("hll add", first, argc, 0);
     const char *path = argv[first];
     require_regular_file(path);
     sk_hll_format format = opt.redis ? SK_HLL_REDIS : SK_HLL_NATIVE;
@@ -238,8 +234,7 @@ static int hll_add(int argc, char **argv)
 /* Loads the sketches named by argv[first..argc) and returns their union. */
 static sk_hll *load_union(const char *cmd, int first, int argc, char **argv)
 {
-    if (first >= argc)
-        die_usage(cmd, "missing FILE");
+    require_files(cmd, first, argc, 0);
     sk_hll *result = load_hll_or_die(argv[first], NULL);
     for (int i = first + 1; i < argc; i++) {
         sk_hll *h = load_hll_or_die(argv[i], NULL);
@@ -312,10 +307,7 @@ static int hll_info(int argc, char **argv)
 {
     struct hll_options opt;
     int first = parse_hll_options("hll info", info_usage, ":Jh", argc, argv, &opt);
-    if (first >= argc)
-        die_usage("hll info", "missing FILE");
-    if (first + 1 < argc)
-        die_usage("hll info", "one FILE at a time");
+    require_files("hll info", first, argc, 1);
     if (is_group_file(argv[first])) {
         sk_hll_map *m = load_groups_or_die(argv + first, 1);
         print_groups_info(m, argv[first], opt.json);
@@ -350,10 +342,7 @@ static int hll_export(int argc, char **argv)
 {
     struct hll_options opt;
     int first = parse_hll_options("hll export", export_usage, ":o:G:X:hW", argc, argv, &opt);
-    if (first >= argc)
-        die_usage("hll export", "missing FILE");
-    if (first + 1 < argc)
-        die_usage("hll export", "one FILE at a time");
+    require_files("hll export", first, argc, 1);
     if (is_group_file(argv[first])) {
         sk_hll_map *m = load_groups_or_die(argv + first, 1);
         export_groups(m, opt.prefix, opt.group, opt.output);
@@ -397,10 +386,7 @@ static int hll_fold(int argc, char **argv)
     int first = parse_hll_options("hll fold", fold_usage, ":p:o:hW", argc, argv, &opt);
     if (opt.precision == 0)
         die_usage("hll fold", "missing -p P");
-    if (first >= argc)
-        die_usage("hll fold", "missing FILE");
-    if (first + 1 < argc)
-        die_usage("hll fold", "one FILE at a time");
+    require_files("hll fold", first, argc, 1);
     const char *path = argv[first];
     const char *out = opt.output != NULL ? opt.output : path;
     if (out == path)

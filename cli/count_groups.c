@@ -20,6 +20,7 @@
 
 #include "file_lock.h"
 #include "hll_groups.h"
+#include "line_batch.h"
 #include "report.h"
 #include "sketch.h"
 #include "timestamps.h"
@@ -27,8 +28,6 @@
 
 #define WINDOW_BYTES 8
 #define BAD_SAMPLE 60
-/* Lines handed to sk_hll_map_add_batch at once. */
-#define BATCH 256
 
 struct group_worker {
     const struct group_options *o;
@@ -36,47 +35,13 @@ struct group_worker {
     unsigned need; /* fields a line is split into */
     const char **at;
     size_t *lens;
-    char *key; /* the keys of the pending lines, one after another */
+    char *key; /* the keys of the batch's items, one after another */
     size_t key_used, key_cap;
-    size_t pending;
-    size_t key_at[BATCH], key_lens[BATCH], item_lens[BATCH];
-    const void *items[BATCH];
+    size_t key_at[LINE_BATCH_MAX], key_lens[LINE_BATCH_MAX];
+    struct line_batch batch; /* the counted items (lines or fields); its error, a status */
     uint64_t lines, missing, bad_time;
     char bad_sample[BAD_SAMPLE + 1];
-    int error; /* a status of the library */
 };
-
-/* The fields 1..n of a line, or fewer if it has fewer: their number. */
-static unsigned split_line(const struct field_spec *fs, const char *line, size_t len,
-                           unsigned n, const char **at, size_t *lens)
-{
-    const char *p = line, *end = line + len;
-    unsigned i = 0;
-    if (fs->whitespace) {
-        while (i < n) {
-            while (p < end && is_blank(*p))
-                p++;
-            if (p == end)
-                break;
-            const char *q = p;
-            while (q < end && !is_blank(*q))
-                q++;
-            at[i] = p;
-            lens[i++] = (size_t)(q - p);
-            p = q;
-        }
-        return i;
-    }
-    while (i < n) {
-        const char *d = memchr(p, fs->delimiter, (size_t)(end - p));
-        at[i] = p;
-        lens[i++] = (size_t)((d != NULL ? d : end) - p);
-        if (d == NULL)
-            break;
-        p = d + 1;
-    }
-    return i;
-}
 
 /* The highest field a line must be split up to. */
 static unsigned fields_needed(const struct group_options *o)
@@ -106,6 +71,7 @@ static void *group_worker_init(void *shared, int thread)
     w->need = fields_needed(o);
     w->at = calloc(w->need + 1, sizeof *w->at);
     w->lens = calloc(w->need + 1, sizeof *w->lens);
+    w->batch.size = LINE_BATCH_MAX;
     if (w->at == NULL || w->lens == NULL)
         die("out of memory");
     return w;
@@ -124,27 +90,28 @@ static char *key_room(struct group_worker *w, size_t len)
     return w->key + w->key_used;
 }
 
-/* Adds the pending lines to the map. */
-static int flush_batch(struct group_worker *w)
+/* Adds the batch's items to the map under their keys. */
+static int group_flush(void *ctx, struct line_batch *b)
 {
-    const void *keys[BATCH];
-    for (size_t i = 0; i < w->pending; i++)
+    struct group_worker *w = ctx;
+    const void *keys[LINE_BATCH_MAX];
+    for (size_t i = 0; i < b->count; i++)
         keys[i] = w->key + w->key_at[i];
-    int rc = sk_hll_map_add_batch(w->map, keys, w->key_lens, w->items, w->item_lens,
-                                  w->pending);
-    w->pending = 0;
+    int rc = sk_hll_map_add_batch(w->map, keys, w->key_lens, b->items, b->lens, b->count);
     w->key_used = 0;
-    if (rc < 0)
-        w->error = rc;
-    return rc < 0;
+    return rc < 0 ? rc : 0;
 }
 
-static inline int group_line(struct group_worker *w, const char *line, size_t len)
+/* Pushes the line's item with its group's key (window, then the --by
+ * fields); a line without all the fields, or without a time that can be
+ * read, is skipped and counted as such. */
+static inline int group_take(void *ctx, struct line_batch *b, const char *line, size_t len)
 {
+    struct group_worker *w = ctx;
     const struct group_options *o = w->o;
     const char **at = w->at;
     size_t *lens = w->lens;
-    unsigned have = w->need ? split_line(&o->split, line, len, w->need, at, lens) : 0;
+    unsigned have = w->need ? split_fields(&o->split, line, len, w->need, at, lens) : 0;
     w->lines++;
 
     size_t key_len = 0;
@@ -181,10 +148,8 @@ static inline int group_line(struct group_worker *w, const char *line, size_t le
         key_len += WINDOW_BYTES;
     }
     char *key = key_room(w, key_len + 1);
-    if (key == NULL) {
-        w->error = SK_ENOMEM;
-        return 1;
-    }
+    if (key == NULL)
+        return SK_ENOMEM;
     size_t k = 0;
     if (o->time_field != 0) {
         memcpy(key, window, WINDOW_BYTES);
@@ -196,33 +161,22 @@ static inline int group_line(struct group_worker *w, const char *line, size_t le
         memcpy(key + k, at[o->by[i] - 1], lens[o->by[i] - 1]);
         k += lens[o->by[i] - 1];
     }
-    const char *item = line;
-    size_t item_len = len;
-    if (o->split.field != 0) {
-        item = at[o->split.field - 1];
-        item_len = lens[o->split.field - 1];
-    }
-    if (k > SK_HLL_MAP_MAX_KEY) {
-        w->error = SK_EINVAL;
-        return 1;
-    }
-    size_t i = w->pending++;
-    w->key_at[i] = w->key_used;
-    w->key_lens[i] = k;
+    if (k > SK_HLL_MAP_MAX_KEY)
+        return SK_EINVAL;
+    w->key_at[b->count] = w->key_used;
+    w->key_lens[b->count] = k;
     w->key_used += k;
-    w->items[i] = item;
-    w->item_lens[i] = item_len;
-    return w->pending == BATCH ? flush_batch(w) : 0;
+    if (o->split.field != 0)
+        line_batch_push(b, at[o->split.field - 1], lens[o->split.field - 1]);
+    else
+        line_batch_push(b, line, len);
+    return 0;
 }
 
 static int group_lines(void *ctx, const char *data, size_t len)
 {
     struct group_worker *w = ctx;
-    FOR_EACH_LINE(data, len, group_line, w);
-    /* The pending items point into this block: add them before it goes. */
-    if (w->error == 0 && w->pending != 0)
-        flush_batch(w);
-    return w->error != 0;
+    return line_batch_block(&w->batch, data, len, group_take, group_flush, w) != 0;
 }
 
 /* ---- output ------------------------------------------------------------- */
@@ -424,19 +378,17 @@ void parse_by_fields(const char *text, struct group_options *o)
 int count_groups(struct input *inputs, int count, int threads, const struct group_options *o,
                  struct progress *progress)
 {
-    void **contexts;
-    int used;
-    const char *failed = NULL;
+    struct lines_run run;
     int err = lines_read_parallel(inputs, count, threads, group_worker_init, (void *)o,
-                                  group_lines, progress, &contexts, &used, &failed);
-    struct group_worker *all = contexts[0];
+                                  group_lines, progress, &run);
+    struct group_worker *all = run.contexts[0];
     uint64_t lines = 0, missing = 0, bad_time = 0;
     const char *sample = NULL;
     int rc = SK_OK;
-    for (int t = 0; t < used; t++) {
-        struct group_worker *w = contexts[t];
-        if (w->error != 0 && rc == SK_OK)
-            rc = w->error;
+    for (int t = 0; t < run.threads; t++) {
+        struct group_worker *w = run.contexts[t];
+        if (w->batch.error != 0 && rc == SK_OK)
+            rc = w->batch.error;
         if (t > 0 && rc == SK_OK && err == 0)
             rc = sk_hll_map_merge(all->map, w->map);
         if (t > 0) { /* each thread's groups go as soon as they are in */
@@ -457,7 +409,7 @@ int count_groups(struct input *inputs, int count, int threads, const struct grou
     if (rc == SK_EINVAL)
         die("a group key is longer than %d bytes", SK_HLL_MAP_MAX_KEY);
     if (err != 0)
-        die("%s: %s", failed != NULL ? failed : "input", lines_strerror(err));
+        die("%s: %s", run.failed_input, lines_strerror(err));
     if (bad_time != 0)
         warn("%llu of %llu lines have no time in field %u that can be read (for example "
              "'%s'); they are not counted", (unsigned long long)bad_time,
@@ -477,15 +429,15 @@ int count_groups(struct input *inputs, int count, int threads, const struct grou
         fprintf(stderr, "lines: %llu\ngroups: %zu\nmemory: %.1f MiB\n",
                 (unsigned long long)lines, sk_hll_map_size(all->map),
                 (double)sk_hll_map_memory(all->map) / (1 << 20));
-    for (int t = 0; t < used; t++) {
-        struct group_worker *w = contexts[t];
+    for (int t = 0; t < run.threads; t++) {
+        struct group_worker *w = run.contexts[t];
         sk_hll_map_free(w->map);
         free(w->key);
         free(w->at);
         free(w->lens);
         free(w);
     }
-    free(contexts);
+    free(run.contexts);
     if (fflush(stdout) != 0 || ferror(stdout))
         die("standard output: %s", strerror(errno));
     return EXIT_OK;

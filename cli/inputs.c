@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* inputs.c: see inputs.h. */
+/* inputs.c: the FILEs of inputs.h: checked up front, opened as reading
+ * reaches them (standard input for "-"), their compression told from their
+ * first bytes, and how many may be open at once. */
 #define _GNU_SOURCE
 #include "inputs.h"
 

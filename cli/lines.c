@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* lines.c: see lines.h. */
+/* lines.c: the reader of lines.h: inputs cut into ranges, each read by
+ * one of a pool of threads into a buffer of its own, long lines refused,
+ * and the whole lines handed to the consumer a block at a time. */
 #define _GNU_SOURCE
 #include "lines.h"
 
 #include <errno.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -367,8 +372,7 @@ static void run_pool(struct pool *pool, int threads, pthread_t *tids, struct wor
  * inputs are read in parallel. */
 int lines_read_parallel(struct input *inputs, int count, int threads,
                         worker_init_fn init, void *shared, lines_fn fn,
-                        struct progress *progress, void ***contexts, int *used_threads,
-                        const char **failed_input)
+                        struct progress *progress, struct lines_run *run)
 {
     struct pool pool = {0};
     size_t total_ranges = 0;
@@ -386,12 +390,9 @@ int lines_read_parallel(struct input *inputs, int count, int threads,
     pool.contexts = calloc((size_t)threads, sizeof *pool.contexts);
     pthread_t *tids = calloc((size_t)threads, sizeof *tids);
     struct worker_arg *args = calloc((size_t)threads, sizeof *args);
-    if (pool.contexts == NULL || tids == NULL || args == NULL) {
-        free(pool.contexts);
-        free(tids);
-        free(args);
-        return ENOMEM;
-    }
+    if (pool.contexts == NULL || tids == NULL || args == NULL)
+        die("out of memory");
+    run->failed_input = "input";
     for (int t = 0; t < threads; t++)
         pool.contexts[t] = init(shared, t);
 
@@ -402,7 +403,7 @@ int lines_read_parallel(struct input *inputs, int count, int threads,
         for (int i = from; i < from + n && err == 0; i++) {
             err = input_start(&inputs[i]);
             if (err != 0)
-                *failed_input = inputs[i].name;
+                run->failed_input = inputs[i].name;
             cap += ranges_of(&inputs[i]);
         }
         pool.ranges = err == 0 ? calloc(cap > 0 ? cap : 1, sizeof *pool.ranges) : NULL;
@@ -414,7 +415,7 @@ int lines_read_parallel(struct input *inputs, int count, int threads,
             err = atomic_load(&pool.error);
             const struct range *failed = &pool.ranges[atomic_load(&pool.failed_range)];
             if (err != 0)
-                *failed_input = failed->input->name;
+                run->failed_input = failed->input->name;
             if (err == LINES_ETOOLONG)
                 long_line_number = failed->long_line;
         }
@@ -423,8 +424,8 @@ int lines_read_parallel(struct input *inputs, int count, int threads,
             input_end(&inputs[i]);
     }
     progress_finish(progress);
-    *contexts = pool.contexts;
-    *used_threads = threads;
+    run->contexts = pool.contexts;
+    run->threads = threads;
     free(tids);
     free(args);
     return err;
@@ -444,12 +445,9 @@ int lines_read_stdin(lines_fn fn, void *ctx)
     struct progress progress;
     progress_init(&progress, 0, 0);
     progress.enabled = 0;
-    void **contexts = NULL;
-    int used;
-    const char *failed = NULL;
-    int err = lines_read_parallel(in, count, 1, shared_context, ctx, fn, &progress,
-                                  &contexts, &used, &failed);
-    free(contexts);
+    struct lines_run run;
+    int err = lines_read_parallel(in, count, 1, shared_context, ctx, fn, &progress, &run);
+    free(run.contexts);
     inputs_close(in, count);
     return err;
 }

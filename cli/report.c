@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* report.c: see report.h. */
+/* report.c: the printing of report.h: "name: value" lines, or one JSON
+ * object, for info, count -v and check -c. */
 #include "report.h"
 
 #include <string.h>

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* util.c: see util.h. */
+/* util.c: what util.h says every subcommand shares: messages and exit
+ * codes, option parsing, number parsing, sketch files, the progress bar. */
 #define _GNU_SOURCE
 #include "util.h"
 
@@ -105,12 +106,29 @@ int parse_options(const struct cli_spec *spec, int argc, char **argv,
                                  const char *long_name),
                   void *ctx)
 {
+    /* The long options every subcommand's table ends with; a subcommand
+     * takes those whose letter is in its optstring (--version: all). */
+    static const struct option common[] = {
+        {"no-wait", no_argument, NULL, 'W'},
+        {"raw", no_argument, NULL, 'R'},
+        {"max-line-length", required_argument, NULL, 'L'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, OPTION_VERSION},
+        {NULL, 0, NULL, 0}};
+    size_t own = 0;
+    while (spec->longopts[own].name != NULL)
+        own++;
+    struct option *longopts = malloc((own + sizeof common / sizeof common[0]) * sizeof *longopts);
+    if (longopts == NULL)
+        die("out of memory");
+    memcpy(longopts, spec->longopts, own * sizeof *longopts);
+    memcpy(longopts + own, common, sizeof common);
     current_command = spec->cmd;
     opterr = 0;
     optind = 1;
     int c, longindex = -1;
-    while ((c = getopt_long(argc, argv, spec->optstring, spec->longopts, &longindex)) != -1) {
-        const char *long_name = longindex >= 0 ? spec->longopts[longindex].name : NULL;
+    while ((c = getopt_long(argc, argv, spec->optstring, longopts, &longindex)) != -1) {
+        const char *long_name = longindex >= 0 ? longopts[longindex].name : NULL;
         longindex = -1;
         if (c == 'h') {
             fputs(spec->usage, stdout);
@@ -138,6 +156,7 @@ int parse_options(const struct cli_spec *spec, int argc, char **argv,
         }
         handle(ctx, c, optarg, long_name);
     }
+    free(longopts);
     return optind;
 }
 
@@ -189,6 +208,14 @@ unsigned parse_precision(const char *text)
 {
     return (unsigned)parse_uint(text, "precision", SK_HLL_MIN_PRECISION,
                                 SK_HLL_MAX_PRECISION);
+}
+
+void require_files(const char *cmd, int first, int argc, int one)
+{
+    if (first >= argc)
+        die_usage(cmd, "missing FILE");
+    if (one && first + 1 < argc)
+        die_usage(cmd, "one FILE at a time");
 }
 
 void require_readable(char **paths, int count)

@@ -57,7 +57,9 @@ struct cli_spec {
 
 /* Calls handle(ctx, option, its value, the long name the user wrote or
  * NULL) for each option of argv, in order, and returns the index of the
- * first operand. Every subcommand treats alike what is handled here: -h
+ * first operand. The subcommand's table of long options leaves out
+ * --no-wait, --raw, --max-line-length, --help and --version, which are
+ * added here (each taken where its letter, W, R, L or h, is in optstring). Every subcommand treats alike what is handled here: -h
  * and --help print the usage and exit 0; an option the subcommand does not
  * take, or one missing its value, exits 2 naming it as the user wrote it
  * ("-x" even inside a bundle such as -vx, "--name" for a long one). */
@@ -77,6 +79,10 @@ unsigned long long parse_bytes(const char *text, const char *what,
 
 /* Parses -p: an integer from 4 to 18. */
 unsigned parse_precision(const char *text);
+
+/* Dies with a usage error unless argv[first..argc) names a FILE, and with
+ * `one`, no more than one. */
+void require_files(const char *cmd, int first, int argc, int one);
 
 /* Dies naming the first of the paths that cannot be read. */
 void require_readable(char **paths, int count);

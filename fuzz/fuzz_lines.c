@@ -7,8 +7,9 @@
  * READ_SIZE tiny, so that lines cross ranges and buffers everywhere), and
  * through a pipe, sequentially. Each way must deliver exactly the lines of
  * the reference split, once each (compared as a multiset: an order-free sum
- * of line hashes, the line count and the byte count), and FOR_EACH_LINE
- * must split every block the same way.
+ * of line hashes, the line count and the byte count), and the command's
+ * line loop (cli/line_batch.h), in batches of 1 to 7 lines, must split
+ * every block the same way.
  *
  * The first input byte is a control byte: the thread count, which of the
  * two ways run, whether compressed input is decompressed (as without
@@ -28,11 +29,14 @@
 #include <unistd.h>
 
 #include "fuzz_util.h"
+#include "fuzz_temp.h"
 #include "decompress.h"
+#include "line_batch.h"
 #include "lines.h"
 
 struct tally {
     uint64_t lines, bytes, sum;
+    struct line_batch batch;
 };
 
 static void tally_line(struct tally *t, const char *line, size_t len)
@@ -42,9 +46,18 @@ static void tally_line(struct tally *t, const char *line, size_t len)
     t->sum += XXH3_64bits(line, len) * 2 + 1;
 }
 
-static int on_line(void *ctx, const char *line, size_t len)
+static int take_line(void *ctx, struct line_batch *b, const char *line, size_t len)
 {
-    tally_line(ctx, line, len);
+    (void)ctx;
+    line_batch_push(b, line, len);
+    return 0;
+}
+
+static int tally_batch(void *ctx, struct line_batch *b)
+{
+    FUZZ_CHECK(b->count > 0 && b->count <= b->size);
+    for (size_t i = 0; i < b->count; i++)
+        tally_line(ctx, b->items[i], b->lens[i]);
     return 0;
 }
 
@@ -52,8 +65,10 @@ static int on_line(void *ctx, const char *line, size_t len)
  * very last one. */
 static int on_block(void *ctx, const char *data, size_t len)
 {
+    struct tally *t = ctx;
     FUZZ_CHECK(len > 0);
-    FOR_EACH_LINE(data, len, on_line, ctx);
+    FUZZ_CHECK(line_batch_block(&t->batch, data, len, take_line, tally_batch, t) == 0);
+    FUZZ_CHECK(t->batch.count == 0);
     return 0;
 }
 
@@ -64,19 +79,8 @@ static void *tally_for(void *shared, int thread)
     (void)shared;
     FUZZ_CHECK(thread >= 0 && thread < 4);
     memset(&tallies[thread], 0, sizeof tallies[thread]);
+    tallies[thread].batch.size = 1 + 2 * (size_t)thread;
     return &tallies[thread];
-}
-
-static char path[4096];
-
-static void cleanup(void)
-{
-    unlink(path);
-    char *slash = strrchr(path, '/');
-    if (slash != NULL) {
-        *slash = '\0';
-        rmdir(path);
-    }
 }
 
 struct pipe_feed {
@@ -122,22 +126,19 @@ static struct tally read_all(char *name, int threads, int *error)
     struct progress progress;
     progress_init(&progress, 0, 0);
     progress.enabled = 0;
-    void **contexts = NULL;
-    int used = 0;
-    const char *failed = NULL;
-    int err = lines_read_parallel(in, count, threads, tally_for, NULL, on_block, &progress,
-                                  &contexts, &used, &failed);
+    struct lines_run run;
+    int err = lines_read_parallel(in, count, threads, tally_for, NULL, on_block, &progress, &run);
     FUZZ_CHECK(err == 0 || (decoding && (err == EBADMSG || err == ENOMEM)) ||
                err == LINES_ETOOLONG);
     *error = err;
-    struct tally total = {0, 0, 0};
-    for (int t = 0; t < used; t++) {
-        struct tally *one = contexts[t];
+    struct tally total = {0};
+    for (int t = 0; t < run.threads; t++) {
+        struct tally *one = run.contexts[t];
         total.lines += one->lines;
         total.bytes += one->bytes;
         total.sum += one->sum;
     }
-    free(contexts);
+    free(run.contexts);
     inputs_close(in, count);
     return total;
 }
@@ -146,13 +147,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size == 0)
         return 0;
-    if (path[0] == '\0') {
-        const char *tmp = getenv("TMPDIR");
-        snprintf(path, sizeof path, "%s/sketch-fuzz-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-        FUZZ_CHECK(mkdtemp(path) != NULL);
-        strcat(path, "/input");
-        atexit(cleanup);
-    }
+    char *path = fuzz_temp_file("input");
     unsigned control = data[0];
     data++, size--;
     option_raw = !(control & 16);
@@ -161,7 +156,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     decoding = !option_raw && codec_detect(data, size) != CODEC_NONE;
     signal(SIGPIPE, SIG_IGN); /* a decoder that stops early leaves the pipe unread */
 
-    struct tally want = {0, 0, 0};
+    struct tally want = {0};
     free(line_lengths);
     line_lengths = malloc((size + 1) * sizeof *line_lengths);
     FUZZ_CHECK(line_lengths != NULL);
