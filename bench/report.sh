@@ -25,6 +25,9 @@
 #            medians of 5 / 3 runs
 #   module   bench/module_bench.sh, the Redis module against PFADD, PFCOUNT
 #            and a SET: 1M / 200K requests a command, 5 / 2 rounds (median)
+#   modmem   bench/module_memory.sh: used_memory of a default BF.ADD key, for
+#            sketch.so and, beside it, the module PEER_MODULE names if set
+#            (RedisBloom 2.6.28, built outside the project); 20K keys, 3 rounds
 #   compressed  bench/compressed_bench.sh: sketch count of gzip, zstd and xz
 #            files against the fastest decompressors: 10M / 1M lines, 5 / 3
 #            rounds (median)
@@ -43,7 +46,7 @@
 # Options:
 #   -q              quick sizes (above); output build-report/benchmarks.md
 #   -o FILE         write the report to FILE
-#   -s LIST         only these sections, comma-separated (default: all nine)
+#   -s LIST         only these sections, comma-separated (default: all ten)
 #   -n              install nothing: sections whose peers are missing are
 #                   skipped with a note (by default, as root on Debian, missing
 #                   peers are installed with apt-get: libbloom-dev,
@@ -67,7 +70,7 @@ build=$root/build-report
 raw=$build/out
 quick=0
 install=1
-sections=hll,bloom,count,groups,bloomcli,module,compressed,inplace,postgres
+sections=hll,bloom,count,groups,bloomcli,module,modmem,compressed,inplace,postgres
 # The last commit whose `bloom add` rewrote the whole file: the peer of inplace.
 INPLACE_PEER_REF=${INPLACE_PEER_REF:-15d097a}
 report=
@@ -261,6 +264,15 @@ if want module; then
             SET_ITEMS="$module_set" bash "$here/module_bench.sh" "$build"
     else
         skip module "redis-server, redis-benchmark (redis-tools) or python3-redis is missing"
+    fi
+fi
+if want modmem; then
+    if have_redis && /usr/bin/python3 -c 'import redis' 2> /dev/null; then
+        peer=()
+        if [[ -n ${PEER_MODULE:-} ]]; then peer=("$PEER_MODULE"); fi
+        run_section modmem bash "$here/module_memory.sh" "${peer[@]}" "$build/module/sketch.so"
+    else
+        skip modmem "redis-server or python3-redis is missing"
     fi
 fi
 if want compressed; then
@@ -492,6 +504,7 @@ mkdir -p "$(dirname "$report")"
     want bloomcli && echo "| bloomcli | bloom_cli_bench.sh: BENCH_ITEMS=$cli_items, RUNS=$cli_runs | ${status[bloomcli]:-} |"
     want module && echo "| module | module_bench.sh: REQUESTS=$module_requests, ROUNDS=$module_rounds, SET_ITEMS=$module_set | ${status[module]:-} |"
     want groups && echo "| groups | group_bench.sh: GROUP_ROWS=$group_rows, GROUP_COUNTS=$group_counts, RUNS=$group_runs, SLOW_RUNS=1 | ${status[groups]:-} |"
+    want modmem && echo "| modmem | module_memory.sh: N=20000, ROUNDS=3, peer: ${PEER_MODULE:-none} | ${status[modmem]:-} |"
     want compressed && echo "| compressed | compressed_bench.sh: BENCH_LINES=$compressed_lines, ROUNDS=$compressed_rounds | ${status[compressed]:-} |"
     want postgres && echo "| postgres | pg_bench.py: PG_ROWS=$pg_rows, PG_GROUPS=$pg_groups, RUNS=$pg_runs, EXACT_RUNS=1 | ${status[postgres]:-} |"
     want inplace && echo "| inplace | in_place_bench.sh: FILTER_ITEMS=$inplace_items, BULK_ITEMS=$inplace_bulk, ROUNDS=$inplace_rounds, peer: $INPLACE_PEER_REF | ${status[inplace]:-} |"
@@ -517,6 +530,8 @@ mkdir -p "$(dirname "$report")"
         "\`sketch bloom\` against DCSO's \`bloom\` command (Debian: golang-github-dcso-bloom-cli), building a filter from a file of lines and checking lines."
     section_md module "Redis module against Redis's own commands: bench/module_bench.sh" \
         "sketch.so's commands against PFADD, PFCOUNT and a SET on the same server, with redis-benchmark."
+    section_md modmem "Redis module memory per key: bench/module_memory.sh" \
+        "The used_memory that a default \`BF.ADD key item\` key adds to Redis, a fresh server per measurement, the modules' rounds interleaved: \`SET ctl\` is a plain string key, what every key costs Redis itself; \`BF-ctl\` is what the filter costs. The peer is RedisBloom 2.6.28, built outside the project, when PEER_MODULE names it."
     section_md compressed "Compressed input: bench/compressed_bench.sh" \
         "\`sketch count\` of gzip, zstd and xz files against the fastest decompressor installed writing to /dev/null, and the usual \`zcat | wc -l\` pipes."
     section_md inplace "Adds in place: bench/in_place_bench.sh" \
@@ -525,7 +540,7 @@ mkdir -p "$(dirname "$report")"
         "The extension's \`hll_agg(v)\` against postgresql-hll's \`hll_add_agg(hll_hash_text(v), 14)\` (Debian postgresql-15-hll, in a schema of its own), exact \`count(DISTINCT v)\` and \`count(v)\` (the floor: the scan and one aggregate call a row) on one private PostgreSQL 15 server, serial and with 2 parallel workers, without GROUP BY and with 1,000 and 100,000 groups. Errors are against count(DISTINCT)'s answer: the estimate's own without GROUP BY, the root mean square over the groups with it."
 } > "$report.tmp" && mv "$report.tmp" "$report"
 log "wrote $report ($total_min min)"
-for name in hll bloom count groups bloomcli module compressed inplace postgres; do
+for name in hll bloom count groups bloomcli module modmem compressed inplace postgres; do
     want $name && [[ ${status[$name]:-} == failed* ]] && exit 1
 done
 exit 0
