@@ -110,11 +110,24 @@ def _port_free(port):
 _used_ports = set()
 
 
+def _ephemeral_low():
+    """The lowest port the kernel gives outgoing connections."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_port(with_bus=False):
-    """A free loopback port; with_bus: port + 10000 (the cluster bus) too."""
+    """A free loopback port; with_bus: port + 10000 (the cluster bus) too.
+    Both lie below the kernel's ephemeral range, so that no client's
+    outgoing connection takes the port between this check and the server's
+    bind."""
     rng = random.Random()
+    top = max(_ephemeral_low() - 10000, 11000)
     for _ in range(2000):
-        port = rng.randrange(20000, 45000)
+        port = rng.randrange(10000, top)
         if port in _used_ports or (port + 10000) in _used_ports:
             continue
         if _port_free(port) and (not with_bus or _port_free(port + 10000)):
