@@ -88,6 +88,22 @@ static double classic_fp_rate(uint64_t bits, unsigned k, double n)
     return pow(-expm1(-(double)k * n / (double)bits), k);
 }
 
+/* The mean over the Poisson law of items per block (mean lambda > 0) of
+ * (1 - e^(log_clear j))^k, where e^log_clear is the chance that one item
+ * leaves a probed bit clear: the rate of the blocked and split layouts,
+ * given the fill their probes see. The law is summed to 12 standard
+ * deviations past its mean. */
+static double poisson_mixed_rate(double lambda, unsigned k, double log_clear)
+{
+    double log_lambda = log(lambda), log_pmf = -lambda, sum = 0;
+    uint64_t last = (uint64_t)(lambda + 12 * sqrt(lambda) + 30);
+    for (uint64_t j = 1; j <= last; j++) {
+        log_pmf += log_lambda - log((double)j);
+        sum += exp(log_pmf + (double)k * log(-expm1(log_clear * (double)j)));
+    }
+    return sum;
+}
+
 /* The textbook approximation of the blocked rate, (fill of a block)^k
  * averaged over the Poisson law of items per block: within a few percent of
  * the exact rate and a hundred times cheaper, it guides the sizing search. */
@@ -96,14 +112,7 @@ static double blocked_fp_rate_approx(uint64_t bits, unsigned k, double n)
     double lambda = n / ((double)bits / BLOCK_BITS);
     if (lambda <= 0)
         return 0;
-    double log_unset = (double)k * log1p(-1.0 / BLOCK_BITS);
-    double log_lambda = log(lambda), log_pmf = -lambda, sum = 0;
-    uint64_t last = (uint64_t)(lambda + 12 * sqrt(lambda) + 30);
-    for (uint64_t j = 1; j <= last; j++) {
-        log_pmf += log_lambda - log((double)j);
-        sum += exp(log_pmf + (double)k * log(-expm1(log_unset * (double)j)));
-    }
-    return sum;
+    return poisson_mixed_rate(lambda, k, (double)k * log1p(-1.0 / BLOCK_BITS));
 }
 
 /* The blocked rate in closed form, for k up to CLOSED_FORM_MAX_K. A query's
@@ -201,13 +210,7 @@ static double split_fp_rate(uint64_t bits, unsigned k, double n)
     double log_clear = log1p(-(double)k / BLOCK_BITS); /* of a lane's bit, per item */
     if (lambda > 10000) /* the Poisson law is then as narrow as one block */
         return pow(-expm1(log_clear * lambda), k);
-    double log_lambda = log(lambda), log_pmf = -lambda, sum = 0;
-    uint64_t last = (uint64_t)(lambda + 12 * sqrt(lambda) + 30);
-    for (uint64_t j = 1; j <= last; j++) {
-        log_pmf += log_lambda - log((double)j);
-        sum += exp(log_pmf + (double)k * log(-expm1(log_clear * (double)j)));
-    }
-    return sum;
+    return poisson_mixed_rate(lambda, k, log_clear);
 }
 
 double sk__bloom_fp_rate(sk_bloom_layout layout, uint64_t bits, unsigned k, double n)
