@@ -38,7 +38,7 @@ extern "C" {
  * for the soname, pkg-config, the CMake package, the Redis module and the
  * PostgreSQL extension, and tests/version checks that they all agree. */
 #define SK_VERSION_MAJOR 0
-#define SK_VERSION_MINOR 2
+#define SK_VERSION_MINOR 3
 #define SK_VERSION_PATCH 0
 #define SK_VERSION_STRING SK_VERSION_TEXT_(SK_VERSION_MAJOR, SK_VERSION_MINOR, SK_VERSION_PATCH)
 #define SK_VERSION_TEXT_(major, minor, patch) SK_VERSION_QUOTE_(major.minor.patch)

@@ -96,6 +96,14 @@ def test_extension_is_installed_from_the_build(pg, conn):
     assert value(conn, "SELECT hll_count(hll_agg(1))") == 1
 
 
+def test_a_database_of_0_2_0_updates_to_this_version(conn):
+    # ALTER EXTENSION sketch UPDATE finds a path from the release before
+    version = pg_server.project_version()
+    assert (value(conn, "SELECT path FROM pg_extension_update_paths('sketch')"
+                        " WHERE source = '0.2.0' AND target = %s", (version,))
+            == "0.2.0--" + version)
+
+
 def test_functions_are_strict_immutable_and_parallel_safe(conn):
     # (both types' functions: the extension's catalog in one place)
     rows = conn.execute(

@@ -32,13 +32,15 @@ major=$(part MAJOR) minor=$(part MINOR) patch=$(part PATCH)
 version=$major.$minor.$patch
 [[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || { echo "FAIL: core.h's version is '$version'"; exit 1; }
 echo "core.h: $version"
+# Before 1.0 the minor number is the API's major one (src/CMakeLists.txt).
+if [ "$major" = 0 ]; then soversion=$major.$minor; else soversion=$major; fi
 
 check "sketch --version" "$("$build/cli/sketch" --version)" "sketch $version"
 check "the shared library's file" "$(basename "$(readlink -f "$build/src/libsketch.so")")" \
       "libsketch.so.$version"
 check "the shared library's soname" \
       "$(readelf -d "$build/src/libsketch.so" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')" \
-      "libsketch.so.$major"
+      "libsketch.so.$soversion"
 
 cmake --install "$build" --prefix "$work/prefix" > /dev/null
 pc=$(find "$work/prefix" -name sketch.pc)
@@ -68,8 +70,13 @@ if [ "$postgres" = ON ]; then
     control=$(find "$work/stage" -name sketch.control)
     check "the PostgreSQL extension's default_version" \
           "$(sed -n "s/^default_version = '\(.*\)'$/\1/p" "$control")" "$version"
+    # One install script, the rest (sketch--FROM--TO.sql) updates to it.
     check "the PostgreSQL extension's script" \
-          "$(cd "$(dirname "$control")" && ls sketch--*.sql)" "sketch--$version.sql"
+          "$(cd "$(dirname "$control")" && ls sketch--*.sql | grep -v -- '--.*--')" \
+          "sketch--$version.sql"
+    check "the PostgreSQL extension's updates end at" \
+          "$(cd "$(dirname "$control")" && ls sketch--*--*.sql | sed 's/.*--\(.*\)\.sql$/\1/' |
+             sort -u)" "$version"
 else
     echo "the PostgreSQL extension is not in this build (SKETCH_POSTGRES=OFF)"
 fi
