@@ -89,7 +89,7 @@
 #include <bloom.h> /* libbloom */
 
 #include "bench_util.h"
-#include "sketch/bloom.h"
+#include "sketch/bloom_extra.h"
 
 
 #define MAX_NS 8

@@ -65,7 +65,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sketch/bloom.h"
+#include "sketch/bloom_extra.h"
 
 #define LN2 0.69314718055994530942
 #define BATCH 64

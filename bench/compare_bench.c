@@ -74,7 +74,7 @@
 #include <unistd.h>
 
 #include "bench_util.h"
-#include "sketch/hll.h"
+#include "sketch/hll_extra.h"
 
 #define MAX_THREADS 64
 #define MAX_PRECISIONS 8

@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "bench_util.h"
-#include "sketch/hll.h"
+#include "sketch/hll_extra.h"
 
 
 #define INPUT_COUNT (1u << 20) /* power of two: indices are masked */

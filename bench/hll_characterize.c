@@ -97,7 +97,7 @@
 
 #include "bench_util.h"
 #include "common/format.h"
-#include "sketch/hll.h"
+#include "sketch/hll_extra.h"
 
 #define MAX_PRECISIONS 16
 #define MAX_THREADS 64
@@ -305,6 +305,17 @@ static int trial_registers(struct worker *w, xo_state *st, unsigned p, uint64_t 
  * sampled p = 14 sketch at each of a few large n, written as lines
  * "n count hex" where count is sk_hll_count and hex the Redis string
  * (SK_HLL_REDIS), so that PFCOUNT of the string can be compared with count. */
+/* h in format fmt, in a buffer of malloc's. */
+static uint8_t *serialized(const sk_hll *h, sk_hll_format fmt, size_t *len)
+{
+    uint64_t cap;
+    uint8_t *buf = NULL;
+    if (sk_hll_serialized_size(h, fmt, &cap) != SK_OK || (buf = malloc(cap)) == NULL ||
+        sk_hll_serialize(h, fmt, buf, cap, len) != SK_OK)
+        die("sk_hll_serialize failed");
+    return buf;
+}
+
 static void write_redis_strings(const char *path, uint64_t seed)
 {
     static const uint64_t ns[] = {1000, 100000, 10000000, 1000000000, UINT64_C(3000000000)};
@@ -325,10 +336,8 @@ static void write_redis_strings(const char *path, uint64_t seed)
         sk_hll *h;
         if (sample_sketch(&w, w.rng->state, p, ns[i], &h) != SK_OK)
             die("cannot sample a sketch");
-        size_t cap = sk_hll_serialized_size(h, SK_HLL_REDIS), len;
-        uint8_t *buf = malloc(cap);
-        if (buf == NULL || sk_hll_serialize(h, SK_HLL_REDIS, buf, cap, &len) != SK_OK)
-            die("cannot write a Redis string");
+        size_t len;
+        uint8_t *buf = serialized(h, SK_HLL_REDIS, &len);
         fprintf(out, "%llu %llu ", (unsigned long long)ns[i],
                 (unsigned long long)sk_hll_count(h));
         for (size_t j = 0; j < len; j++)
@@ -507,10 +516,8 @@ static void check_packing(unsigned p, uint64_t seed)
         if (sk_hll_add_hash(h, hash) < 0)
             die("out of memory");
     }
-    size_t cap = sk_hll_serialized_size(h, SK_HLL_NATIVE), len;
-    uint8_t *theirs = malloc(cap);
-    if (theirs == NULL || sk_hll_serialize(h, SK_HLL_NATIVE, theirs, cap, &len) != SK_OK)
-        die("sk_hll_serialize failed");
+    size_t len;
+    uint8_t *theirs = serialized(h, SK_HLL_NATIVE, &len);
     size_t my_len = pack_native(p, regs, mine);
     if (len != my_len || memcmp(theirs, mine, len) != 0) {
         fprintf(stderr, "hll_characterize: p=%u: packed registers differ from "

@@ -116,7 +116,8 @@ sk_bloom *bloom_open_or_die(const char *path, unsigned flags)
 void bloom_save_or_die(const sk_bloom *f, const char *path)
 {
     if (strcmp(path, "-") == 0) {
-        uint64_t size = sk_bloom_serialized_size(f);
+        uint64_t size;
+        sk_bloom_serialized_size(f, &size);
         char *buf = size <= SIZE_MAX ? malloc((size_t)size) : NULL;
         size_t len;
         if (buf == NULL || sk_bloom_serialize(f, buf, (size_t)size, &len) != SK_OK)

@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -328,10 +329,13 @@ static int hll_info(int argc, char **argv)
     report_string(&r, "format", format == SK_HLL_REDIS ? "redis" : "sketch 1");
     report_uint(&r, "registers", info.registers);
     report_string(&r, "encoding", encoding == SK_HLL_SPARSE ? "sparse" : "dense");
+    uint64_t size;
+    if (sk_hll_serialized_size(h, format, &size) != SK_OK)
+        die("out of memory");
     if (opt.json)
-        report_uint(&r, "size bytes", sk_hll_serialized_size(h, format));
+        report_uint(&r, "size bytes", size);
     else
-        printf("size: %zu bytes\n", sk_hll_serialized_size(h, format));
+        printf("size: %" PRIu64 " bytes\n", size);
     report_estimate(&r, h);
     report_end(&r);
     sk_hll_free(h);
@@ -363,8 +367,8 @@ static int hll_export(int argc, char **argv)
     if (isatty(STDOUT_FILENO))
         die_usage("hll export", "refusing to write binary data to a terminal; use -o "
                                 "or a pipe");
-    size_t cap = sk_hll_serialized_size(h, SK_HLL_REDIS);
-    if (cap == 0)
+    uint64_t cap;
+    if (sk_hll_serialized_size(h, SK_HLL_REDIS, &cap) != SK_OK)
         die("%s: a Redis HyperLogLog needs precision 14 or more; this sketch has %u",
             argv[first], sk_hll_precision(h));
     uint8_t *buf = malloc(cap);

@@ -65,7 +65,7 @@ static void *group_worker_init(void *shared, int thread)
     (void)thread;
     const struct group_options *o = shared;
     struct group_worker *w = calloc(1, sizeof *w);
-    if (w == NULL || sk_hll_map_create(&w->map, o->precision, NULL) != SK_OK)
+    if (w == NULL || sk_hll_map_new(&w->map, o->precision) != SK_OK)
         die("out of memory");
     w->o = o;
     w->need = fields_needed(o);
@@ -315,7 +315,7 @@ static void print_groups(const sk_hll_map *map, const struct group_options *o)
 static sk_hll_map *printed_keys(const sk_hll_map *map, const struct group_options *o)
 {
     sk_hll_map *out;
-    if (sk_hll_map_create(&out, o->precision, NULL) != SK_OK)
+    if (sk_hll_map_new(&out, o->precision) != SK_OK)
         die("out of memory");
     char *key = NULL;
     size_t cap = 0;
@@ -425,10 +425,12 @@ int count_groups(struct input *inputs, int count, int threads, const struct grou
         sk_hll_map_free(saved);
     }
     print_groups(all->map, o);
-    if (o->verbose)
+    if (o->verbose) {
+        sk_hll_map_info info;
+        sk_hll_map_get_info(all->map, &info);
         fprintf(stderr, "lines: %llu\ngroups: %zu\nmemory: %.1f MiB\n",
-                (unsigned long long)lines, sk_hll_map_size(all->map),
-                (double)sk_hll_map_memory(all->map) / (1 << 20));
+                (unsigned long long)lines, info.groups, (double)info.memory / (1 << 20));
+    }
     for (int t = 0; t < run.threads; t++) {
         struct group_worker *w = run.contexts[t];
         sk_hll_map_free(w->map);

@@ -35,13 +35,20 @@ int is_group_file(const char *path)
     return n == (ssize_t)sizeof head && memcmp(head, GROUP_MAGIC, 4) == 0;
 }
 
+static unsigned map_precision(const sk_hll_map *m)
+{
+    sk_hll_map_info info;
+    sk_hll_map_get_info(m, &info);
+    return info.precision;
+}
+
 static sk_hll_map *load_one(const char *path)
 {
     sk_hll_map *m;
     size_t len;
     const uint8_t *stream = stream_contents(path, &len);
     int rc = stream != NULL ? sk_hll_map_deserialize(&m, stream, len, NULL)
-                            : sk_hll_map_load(&m, path, NULL);
+                            : sk_hll_map_open(&m, path, NULL);
     if (rc == SK_EIO)
         die("%s: %s", path, strerror(errno));
     if (rc == SK_ENOMEM)
@@ -66,11 +73,11 @@ sk_hll_map *load_groups_or_die(char **paths, int count)
         die("out of memory");
     for (int i = 0; i < count; i++) {
         maps[i] = load_one(paths[i]);
-        if (sk_hll_map_precision(maps[i]) < precision)
-            precision = sk_hll_map_precision(maps[i]);
+        if (map_precision(maps[i]) < precision)
+            precision = map_precision(maps[i]);
     }
     sk_hll_map *all;
-    if (sk_hll_map_create(&all, precision, NULL) != SK_OK)
+    if (sk_hll_map_new(&all, precision) != SK_OK)
         die("out of memory");
     /* Group by group, so that files of higher precisions fold to the
      * smallest, as sketches do. */
@@ -131,7 +138,7 @@ void print_group_counts(const sk_hll_map *m, const char *group, int json)
         int64_t g = sk_hll_map_find(m, group, strlen(group));
         sk_hll *h = NULL;
         if (g >= 0 ? sk_hll_map_sketch(m, (size_t)g, &h) != SK_OK
-                   : sk_hll_new(&h, sk_hll_map_precision(m)) != SK_OK)
+                   : sk_hll_new(&h, map_precision(m)) != SK_OK)
             die("out of memory");
         if (json) {
             struct report r;
@@ -172,8 +179,8 @@ static uint8_t *redis_string(const sk_hll_map *m, size_t g, size_t *len)
     sk_hll *h;
     if (sk_hll_map_sketch(m, g, &h) != SK_OK)
         die("out of memory");
-    size_t cap = sk_hll_serialized_size(h, SK_HLL_REDIS);
-    uint8_t *buf = cap ? malloc(cap) : NULL;
+    uint64_t cap;
+    uint8_t *buf = sk_hll_serialized_size(h, SK_HLL_REDIS, &cap) == SK_OK ? malloc(cap) : NULL;
     if (buf == NULL || sk_hll_serialize(h, SK_HLL_REDIS, buf, cap, len) != SK_OK)
         die("out of memory");
     sk_hll_free(h);
@@ -190,9 +197,9 @@ static void put_bulk(FILE *out, const void *a, size_t a_len, const void *b, size
 
 void export_groups(const sk_hll_map *m, const char *prefix, const char *group, const char *out)
 {
-    if (sk_hll_map_precision(m) < SK_HLL_REDIS_PRECISION)
+    if (map_precision(m) < SK_HLL_REDIS_PRECISION)
         die("a Redis HyperLogLog needs precision 14 or more; these groups have %u",
-            sk_hll_map_precision(m));
+            map_precision(m));
     if (out != NULL && strcmp(out, "-") != 0)
         die_usage("hll export", "a group file is exported to standard output (for "
                                 "redis-cli --pipe), not to -o FILE");
@@ -232,7 +239,7 @@ void print_groups_info(const sk_hll_map *m, const char *path, int json)
     report_begin(&r, stdout, json);
     report_string(&r, "format", "sketch groups 1");
     report_string(&r, "file", path);
-    report_uint(&r, "precision", sk_hll_map_precision(m));
+    report_uint(&r, "precision", map_precision(m));
     report_uint(&r, "groups", sk_hll_map_size(m));
     report_uint(&r, "size bytes", size);
     report_end(&r);

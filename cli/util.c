@@ -405,7 +405,7 @@ sk_hll *load_hll_or_die(const char *path, sk_hll_format *format)
     size_t len;
     const uint8_t *stream = stream_contents(path, &len);
     int rc = stream != NULL ? sk_hll_deserialize(&h, stream, len, format, NULL)
-                            : sk_hll_load(&h, path, format, NULL);
+                            : sk_hll_open(&h, path, format, NULL);
     if (rc == SK_EIO)
         die("%s: %s", path, strerror(errno));
     if (rc == SK_ETRUNCATED && path_size(path) > SK_HLL_MAX_SERIALIZED_SIZE)
@@ -418,14 +418,15 @@ sk_hll *load_hll_or_die(const char *path, sk_hll_format *format)
 /* "-": the bytes to standard output, as curl -o - and tar -f - do. */
 static int save_hll_to_stdout(const sk_hll *h, sk_hll_format format)
 {
-    size_t size = sk_hll_serialized_size(h, format);
-    if (size == 0)
-        return SK_EINCOMPAT;
+    uint64_t size;
+    int rc = sk_hll_serialized_size(h, format, &size);
+    if (rc != SK_OK)
+        return rc;
     uint8_t *buf = malloc(size);
     if (buf == NULL)
         return SK_ENOMEM;
     size_t len;
-    int rc = sk_hll_serialize(h, format, buf, size, &len);
+    rc = sk_hll_serialize(h, format, buf, size, &len);
     if (rc == SK_OK)
         write_stdout_or_die(buf, len);
     free(buf);

@@ -42,8 +42,8 @@ static void seed(const char *target, const char *name, const void *prefix, size_
 
 static uint8_t *serialize(const sk_hll *h, sk_hll_format format, size_t *len)
 {
-    size_t cap = sk_hll_serialized_size(h, format);
-    uint8_t *buf = malloc(cap);
+    uint64_t cap;
+    uint8_t *buf = sk_hll_serialized_size(h, format, &cap) == SK_OK ? malloc(cap) : NULL;
     if (buf == NULL || sk_hll_serialize(h, format, buf, cap, len) != SK_OK)
         die("serialize");
     return buf;
@@ -72,8 +72,8 @@ static void group_seeds(void)
     const uint8_t control0 = 0;
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         sk_hll_map *m;
-        if (sk_hll_map_create(&m, shapes[i].p, NULL) != SK_OK)
-            die("sk_hll_map_create");
+        if (sk_hll_map_new(&m, shapes[i].p) != SK_OK)
+            die("sk_hll_map_new");
         for (unsigned g = 0; g < shapes[i].groups; g++)
             for (unsigned j = 0; j < shapes[i].items * (g + 1); j++)
                 sk_hll_map_add(m, &g, 1 + g % 2, &j, sizeof j);

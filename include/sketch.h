@@ -8,7 +8,9 @@
 
 #include "sketch/core.h"
 #include "sketch/hll.h"
+#include "sketch/hll_extra.h"
 #include "sketch/hll_map.h"
 #include "sketch/bloom.h"
+#include "sketch/bloom_extra.h"
 
 #endif

@@ -47,6 +47,13 @@
 
 /* A count as an integer reply: an estimate beyond 2^63 (registers no real
  * stream produces) saturates rather than wrapping negative. */
+/* An empty sketch in Redis's memory. */
+static int new_sketch(sk_hll **out, unsigned precision)
+{
+    sk_hll_options opts = {.precision = precision, .allocator = &module_allocator};
+    return sk_hll_create(out, &opts);
+}
+
 static long long count_reply(uint64_t count)
 {
     return count > (uint64_t)LLONG_MAX ? LLONG_MAX : (long long)count;
@@ -117,7 +124,7 @@ static sk_hll *read_union(RedisModuleCtx *ctx, RedisModuleString **keys, int cou
             return NULL;
         }
     }
-    if (result == NULL && sk_hll_create(&result, SK_HLL_DEFAULT_PRECISION, &module_allocator) != SK_OK) {
+    if (result == NULL && new_sketch(&result, SK_HLL_DEFAULT_PRECISION) != SK_OK) {
         reply_status(ctx, SK_ENOMEM);
         return NULL;
     }
@@ -156,7 +163,7 @@ static int cmd_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return RM_ReplyWithError(ctx, "ERR item exists");
     }
     sk_hll *h;
-    int status = sk_hll_create(&h, (unsigned)precision, &module_allocator);
+    int status = new_sketch(&h, (unsigned)precision);
     if (status != SK_OK) {
         RM_CloseKey(key);
         return reply_status(ctx, status);
@@ -179,7 +186,7 @@ static int cmd_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return RM_OK;
     int changed = 0;
     if (h == NULL) {
-        if (sk_hll_create(&h, SK_HLL_DEFAULT_PRECISION, &module_allocator) != SK_OK) {
+        if (new_sketch(&h, SK_HLL_DEFAULT_PRECISION) != SK_OK) {
             RM_CloseKey(key);
             return reply_status(ctx, SK_ENOMEM);
         }
@@ -324,7 +331,7 @@ static int cmd_compare(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
             continue;
         const sk_hll *other = h[1 - i];
         unsigned p = other != NULL ? sk_hll_precision(other) : SK_HLL_DEFAULT_PRECISION;
-        status = sk_hll_create(&h[i], p, &module_allocator);
+        status = new_sketch(&h[i], p);
         owned[i] = status == SK_OK;
     }
     sk_hll_comparison c;
@@ -357,8 +364,8 @@ static int cmd_compare(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 static char *serialize(RedisModuleCtx *ctx, const sk_hll *h, sk_hll_format format,
                        size_t *len)
 {
-    size_t cap = sk_hll_serialized_size(h, format);
-    if (cap == 0) {
+    uint64_t cap;
+    if (sk_hll_serialized_size(h, format, &cap) != SK_OK) {
         RM_ReplyWithError(ctx, "ERR a Redis HyperLogLog needs precision 14 or more");
         return NULL;
     }

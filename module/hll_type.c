@@ -24,7 +24,9 @@ static int with_native(const sk_hll *h, void (*fn)(void *arg, const char *bytes,
                        void *arg)
 {
     char stack[SAVE_BUFFER];
-    size_t cap = sk_hll_serialized_size(h, SK_HLL_NATIVE), len;
+    uint64_t cap;
+    size_t len;
+    sk_hll_serialized_size(h, SK_HLL_NATIVE, &cap); /* native: always SK_OK */
     char *buf = cap <= sizeof stack ? stack : RM_TryAlloc(cap);
     if (buf == NULL || sk_hll_serialize(h, SK_HLL_NATIVE, buf, cap, &len) != SK_OK) {
         if (buf != stack)

@@ -49,7 +49,8 @@ static sk_bloom *filter_from_value(const struct varlena *value, MemoryContext cx
 
 static struct varlena *filter_to_value(const sk_bloom *f)
 {
-    uint64_t size = sk_bloom_serialized_size(f);
+    uint64_t size;
+    sk_bloom_serialized_size(f, &size);
     if (size > BLOOM_MAX_BYTES)
         ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
                         errmsg("a filter of %llu bytes does not fit in a bloom value",
@@ -364,6 +365,8 @@ Datum bloom_info(PG_FUNCTION_ARGS)
                                     CurrentMemoryContext);
     sk_bloom_info info;
     sk_bloom_get_info(f, &info);
+    uint64_t bytes;
+    sk_bloom_serialized_size(f, &bytes);
     Datum values[INFO_COLUMNS] = {
         PointerGetDatum(cstring_to_text(layout_name(info.layout))),
         Int64GetDatum(pg_sketch_int64(info.bits)),
@@ -371,7 +374,7 @@ Datum bloom_info(PG_FUNCTION_ARGS)
         Int64GetDatum(pg_sketch_int64(info.capacity)),
         Float8GetDatum(info.fp_rate),
         Int64GetDatum(pg_sketch_int64(info.count)),
-        Int64GetDatum(pg_sketch_int64(sk_bloom_serialized_size(f))),
+        Int64GetDatum(pg_sketch_int64(bytes)),
         Float8GetDatum(sk_bloom_expected_fp_rate(f, info.count)),
         Int64GetDatum(pg_sketch_int64(sk_bloom_estimate_items(f)))};
     bool nulls[INFO_COLUMNS] = {false};

@@ -7,7 +7,7 @@
  * context): an sk_hll, and the hashes of the last rows, not yet added to it.
  * A GROUP BY builds a sketch a group, and a group's 16 KB of registers has
  * seldom stayed in cache since its last row; PENDING hashes added together
- * by sk_hll_add_hashes overlap those misses instead of waiting out one a
+ * by sk_hll_add_hash_batch overlap those misses instead of waiting out one a
  * row. Every function that reads a state adds its pending hashes first.
  *
  * The aggregates share their final, combine, serialize and deserialize
@@ -26,7 +26,7 @@
 #include "pg_sketch.h"
 
 /* Hashes a state holds before it adds them: enough to overlap the misses
- * of a cold sketch (sk_hll_add_hashes prefetches 8 ahead), and as many as
+ * of a cold sketch (sk_hll_add_hash_batch prefetches 8 ahead), and as many as
  * make the state 256 bytes, one of palloc's sizes (32 would round it up to
  * 512, in each of maybe millions of groups). */
 #define PENDING 30
@@ -53,7 +53,8 @@ static hll_state *new_state(MemoryContext cxt, unsigned precision)
 {
     sk_allocator allocator = pg_sketch_allocator(cxt);
     sk_hll *sketch;
-    int status = sk_hll_create(&sketch, precision, &allocator);
+    sk_hll_options opts = {.precision = precision, .allocator = &allocator};
+    int status = sk_hll_create(&sketch, &opts);
     pg_sketch_check(status, "cannot create a sketch");
     return state_of(cxt, sketch);
 }
@@ -62,7 +63,7 @@ static hll_state *new_state(MemoryContext cxt, unsigned precision)
 static sk_hll *sketch_of(hll_state *state)
 {
     if (state->pending > 0) {
-        int status = sk_hll_add_hashes(state->sketch, state->hashes, state->pending);
+        int status = sk_hll_add_hash_batch(state->sketch, state->hashes, state->pending);
         if (status < 0)
             pg_sketch_error(status, ERRCODE_INTERNAL_ERROR, "cannot add to the sketch");
         state->pending = 0;

@@ -184,8 +184,9 @@ PG_FUNCTION_INFO_V1(hll_to_redis);
 Datum hll_to_redis(PG_FUNCTION_ARGS)
 {
     sk_hll *h = pg_hll_from_value(PG_GETARG_HLL_P(0), CurrentMemoryContext);
-    size_t size = sk_hll_serialized_size(h, SK_HLL_REDIS), len;
-    if (size == 0)
+    uint64_t size;
+    size_t len;
+    if (sk_hll_serialized_size(h, SK_HLL_REDIS, &size) != SK_OK)
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                         errmsg("a sketch of precision %u has no Redis form",
                                sk_hll_precision(h)),

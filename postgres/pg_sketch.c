@@ -87,7 +87,9 @@ sk_hll *pg_hll_from_value(const struct varlena *value, MemoryContext cxt)
 
 struct varlena *pg_hll_to_value(const sk_hll *h)
 {
-    size_t size = sk_hll_serialized_size(h, SK_HLL_NATIVE), len;
+    uint64_t size;
+    size_t len;
+    sk_hll_serialized_size(h, SK_HLL_NATIVE, &size); /* native: always SK_OK */
     struct varlena *value = palloc(VARHDRSZ + size);
     int status = sk_hll_serialize(h, SK_HLL_NATIVE, VARDATA(value), size, &len);
     if (status != SK_OK)

@@ -12,37 +12,18 @@
  *     sk_bloom_save(f, "users.bloom");
  *     sk_bloom_free(f);
  *
- * Layouts. SK_BLOOM_BLOCKED keeps all k bits of an item in one 64-byte
- * cache line, so an operation costs one cache miss however large the filter;
- * it is sized, from the exact formula of its false-positive rate, with the
- * few percent more bits it needs to meet the requested rate (3% at 1%, 8% at
- * 0.1%, more below). SK_BLOOM_CLASSIC spreads the k bits over the whole
- * array: the fewest bits for a rate, k cache misses per operation.
- * SK_BLOOM_SPLIT also keeps an item in one cache line, with one bit in each
- * of its 8 or 16 equal parts: the fastest layout (a query is a few vector
- * instructions with no branch), for at most 5.4% more bits than blocked
- * from 2% down to 1e-8 (10.1 bits per item at 1%), 22% more at 10%.
- * SK_BLOOM_AUTO takes blocked while it costs at most 10% more memory than
- * classic, and then split instead wherever that costs at most 5% more than
- * blocked (for large filters: blocked from 50% to 2.2%, split from 2% to
- * about 5e-4), else classic (docs/bloom-format.md has the table).
- *
- * Scalable filters (expansion >= 1) are chains of layers: when the newest
- * holds its capacity, a new one `expansion` times larger starts, at a lower
- * rate, so that the rates of all layers sum to at most the one requested.
- * Their number is bounded by the memory budget alone.
- *
- * Threads. A filter of fixed size may be used by any number of threads at
- * once for add and contains: bits are only ever set, each with a relaxed
- * atomic OR of a 64-bit word (or, with one writer, a relaxed atomic store),
- * and read with relaxed atomic loads (split filters: vector loads of whole
- * lines, which bits that are only ever set make as good). An add that has returned is seen by
- * every contains that starts after it in happens-before order (the same
- * thread, or any thread that synchronized with it); a contains concurrent
- * with the add of the same item may answer either way. A caller with one
- * adding thread can say so with sk_bloom_set_single_writer and have faster
- * adds. Scalable filters, merge, intersect, clear, save and free need
- * exclusive access.
+ * Layouts: SK_BLOOM_CLASSIC spreads an item's k bits over the whole array
+ * (the fewest bits, k cache misses); SK_BLOOM_BLOCKED keeps them in one
+ * 64-byte line (one miss, a few percent more bits); SK_BLOOM_SPLIT sets one
+ * bit in each of a line's 8 or 16 parts (the fastest, a few vector
+ * instructions, at most 5.4% more bits than blocked from 2% down to 1e-8).
+ * SK_BLOOM_AUTO picks at creation by the rule of docs/bloom-format.md: for
+ * large filters blocked from 50% to 2.2%, split from 2% to about 5e-4,
+ * classic below. Scalable filters (expansion >= 1) grow a layer at a time,
+ * each `expansion` times larger, the rates of all layers summing to the one
+ * asked for. Batches, calls by hash, threads, files in place and dumps in
+ * pieces are in sketch/bloom_extra.h; the shape every family shares is
+ * docs/api.md.
  */
 #ifndef SKETCH_BLOOM_H
 #define SKETCH_BLOOM_H
@@ -58,9 +39,6 @@ extern "C" {
 
 typedef struct sk_bloom sk_bloom;
 
-/* SK_BLOOM_AUTO is a choice made at creation: a filter's layout is always
- * blocked, classic or split. Explicit sizes need a concrete layout; split
- * ones take 8 or 16 hashes. */
 typedef enum sk_bloom_layout {
     SK_BLOOM_BLOCKED = 0,
     SK_BLOOM_CLASSIC = 1,
@@ -68,25 +46,17 @@ typedef enum sk_bloom_layout {
     SK_BLOOM_SPLIT = 3
 } sk_bloom_layout;
 
-/* Limits. A layer has at most SK_BLOOM_MAX_BITS bits (32 TiB) and
- * 1..SK_BLOOM_MAX_HASHES hashes; a requested rate lies in
- * [SK_BLOOM_MIN_FP_RATE, SK_BLOOM_MAX_FP_RATE]; expansion is at most
- * SK_BLOOM_MAX_EXPANSION. Layer i of a scalable filter of rate p has rate
- * p/2^(i+1) up to layer SK_BLOOM_RATE_HALVINGS, then p 2^-H 6/(pi^2 j^2)
- * for its j-th layer past it, so that even a chain of thousands of layers
- * sums to p. */
-#define SK_BLOOM_MAX_BITS (UINT64_C(1) << 48)
+#define SK_BLOOM_MAX_BITS (UINT64_C(1) << 48) /* of a layer: 32 TiB */
 #define SK_BLOOM_MAX_HASHES 64
 #define SK_BLOOM_MIN_FP_RATE 1e-15
 #define SK_BLOOM_MAX_FP_RATE 0.5
 #define SK_BLOOM_DEFAULT_FP_RATE 0.01
 #define SK_BLOOM_MAX_EXPANSION 32768
-#define SK_BLOOM_RATE_HALVINGS 40
 
-/* Everything a filter is created with; zero-initialized fields take the
- * defaults (layout 0 is SK_BLOOM_BLOCKED). Give either capacity (with
- * fp_rate) or explicit bits and hashes (a fixed filter; blocked and split round
- * bits up to a multiple of 512). */
+/* Zero-initialized fields take the defaults (layout 0 is blocked). Give
+ * capacity and fp_rate, or explicit bits and hashes (a fixed filter of a
+ * concrete layout; blocked and split round bits up to a multiple of 512,
+ * split takes 8 or 16 hashes). */
 typedef struct sk_bloom_options {
     uint64_t capacity;    /* items at fp_rate (of a scalable filter: its first layer) */
     double fp_rate;       /* 0: SK_BLOOM_DEFAULT_FP_RATE */
@@ -97,128 +67,34 @@ typedef struct sk_bloom_options {
     uint64_t max_memory;  /* 0: none; else the filter's memory never passes it (SK_EBUDGET) */
     const sk_allocator *allocator; /* NULL: malloc and mmap */
     int refuse_when_full; /* fixed size: an add of a new item once count reaches capacity
-                             fails with SK_EFULL, the filter unchanged; scalable: no effect */
+                             fails with SK_EFULL, the filter unchanged */
 } sk_bloom_options;
 
-/* The shape of one layer. */
-typedef struct sk_bloom_layer {
-    uint64_t bits;
-    unsigned hashes;
-    uint64_t capacity;
-    double fp_rate;       /* the rate it is sized for; 0 for explicit sizes */
-    uint64_t bytes;       /* of its bit array */
-    uint64_t count;       /* items added that set a bit (0 for a planned layer) */
-} sk_bloom_layer;
-
-/* The smallest bit count m and the hash count k with which *layout meets
- * false-positive rate fp_rate at `capacity` items, by the exact rate of the
- * layout with integer k: for classic, about the textbook m = -n ln p /
- * (ln 2)^2 and k = (m/n) ln 2. SK_BLOOM_AUTO is replaced by the choice.
- * Any rate in (0, 0.5] is sized, also those below SK_BLOOM_MIN_FP_RATE that
- * the later layers of a scalable filter get; SK_ETOOLARGE past the limits. */
-SK_API int sk_bloom_size_for(uint64_t capacity, double fp_rate, sk_bloom_layout *layout,
-                             uint64_t *bits, unsigned *hashes);
-
-/* Layer `index` (0 the first) of a filter created with opts, as it would be,
- * without allocating anything: SK_EFULL if the chain cannot reach it. */
-SK_API int sk_bloom_plan(const sk_bloom_options *opts, unsigned index, sk_bloom_layer *out);
-
-/* Creates a filter: SK_EINVAL for options out of range, SK_ETOOLARGE past
- * the limits, SK_EBUDGET if its first layer does not fit max_memory.
- * sk_bloom_create_memory is the memory (core.h) that the filter would hold
- * once created, which max_memory is held against; 0 for options that
- * sk_bloom_create refuses for another reason. */
+/* SK_EINVAL for options out of range, SK_ETOOLARGE past the limits,
+ * SK_EBUDGET if the first layer does not fit max_memory. sk_bloom_new is a
+ * fixed filter with malloc. */
 SK_API int sk_bloom_create(sk_bloom **out, const sk_bloom_options *opts);
-SK_API uint64_t sk_bloom_create_memory(const sk_bloom_options *opts);
-
-/* A filter of fixed size for `capacity` items at `fp_rate`, with malloc. */
 SK_API int sk_bloom_new(sk_bloom **out, uint64_t capacity, double fp_rate,
                         sk_bloom_layout layout);
-
-/* An independent copy of src, with src's allocator and budget. */
-SK_API int sk_bloom_copy(sk_bloom **out, const sk_bloom *src);
-
 SK_API void sk_bloom_free(sk_bloom *f);
+SK_API int sk_bloom_copy(sk_bloom **out, const sk_bloom *src); /* src's allocator, budget */
+SK_API int sk_bloom_clear(sk_bloom *f); /* a scalable filter goes back to one layer */
 
-/* Adds an item; returns 1 if it was not in the filter before (a bit
- * changed), 0 if it may already have been, or, when a scalable filter could
- * not grow, SK_ENOMEM, SK_EBUDGET or SK_EFULL, and SK_EFULL when a fixed
- * filter that refuses when full (refuse_when_full) is full.
- * sk_bloom_add_unlimited is sk_bloom_add with no memory budget for this
- * one add, for replaying adds that were accepted once (a log, a replica);
- * it needs exclusive access to f. */
+/* sk_bloom_add: 1 if the item was not in the filter before (a bit
+ * changed), 0 if it may have been, or SK_EFULL, SK_ENOMEM or SK_EBUDGET
+ * when the filter could not take it. sk_bloom_contains: 1 if the item may
+ * be in the filter, 0 if it certainly is not. */
 SK_API int sk_bloom_add(sk_bloom *f, const void *data, size_t len);
-SK_API int sk_bloom_add_unlimited(sk_bloom *f, const void *data, size_t len);
-
-/* 1 if the item may be in the filter, 0 if it certainly is not. */
 SK_API int sk_bloom_contains(const sk_bloom *f, const void *data, size_t len);
 
-/* The same for n items at once, items[i] of lens[i] bytes, with the memory
- * accesses of many items in flight together: several times faster than one
- * at a time once the filter is larger than the cache. `added` (may be NULL)
- * and `found` receive one 0/1 byte per item. An add batch that fails stops
- * at the item that could not be added; those before it are in. */
-SK_API int sk_bloom_add_batch(sk_bloom *f, const void *const *items, const size_t *lens,
-                              size_t n, uint8_t *added);
-SK_API void sk_bloom_contains_batch(const sk_bloom *f, const void *const *items,
-                                    const size_t *lens, size_t n, uint8_t *found);
-
-/* The same by an item's hash, for callers that hash once for many filters
- * or have a hash already: what sk_bloom_add(f, data, len) does is exactly
- * sk_bloom_add_hash(f, sk_bloom_hash_bytes(data, len)). The hash is
- * XXH3-128 (seed 0) of the bytes, its low and high 64-bit halves; a
- * caller's own hash must be as good (its halves independent and uniform).
- * sk_bloom_hash_u64 widens a 64-bit hash, the high half a bijective mix of
- * it: two items then share all their bits when their 64-bit hashes are
- * equal, which among n items happens with probability about n^2 / 2^65. */
-typedef struct sk_bloom_hash {
-    uint64_t low, high;
-} sk_bloom_hash;
-SK_API sk_bloom_hash sk_bloom_hash_bytes(const void *data, size_t len);
-SK_API sk_bloom_hash sk_bloom_hash_u64(uint64_t hash);
-SK_API int sk_bloom_add_hash(sk_bloom *f, sk_bloom_hash h);
-SK_API int sk_bloom_contains_hash(const sk_bloom *f, sk_bloom_hash h);
-SK_API int sk_bloom_add_hash_batch(sk_bloom *f, const sk_bloom_hash *hashes, size_t n,
-                                   uint8_t *added);
-SK_API void sk_bloom_contains_hash_batch(const sk_bloom *f, const sk_bloom_hash *hashes,
-                                         size_t n, uint8_t *found);
-
-/* Promises (on != 0) that from now on one thread at a time adds to f (adds
- * from different threads ordered by happens-before: a mutex, a join), while
- * any number may still query it. Adds then set bits with relaxed atomic
- * loads and stores (plain moves) instead of locked ORs: blocked adds are
- * 1.5 to 2 times faster, classic ones, bound by their k cache misses, gain
- * little. A blocked add then writes its words back whether or not a bit
- * changed, which dirties pages (and copies those of a filter opened from a
- * file) even for items already present. Two threads adding at once to such
- * a filter may lose each other's bits: false negatives. Call it while no
- * add runs. Off by default. Scalable filters, which need exclusive access
- * anyway, always add with plain stores, but only for items that add a
- * bit. */
-SK_API void sk_bloom_set_single_writer(sk_bloom *f, int on);
-
-/* The memory budget of a filter read from a file or dump (0: none), as
- * max_memory of sk_bloom_options. */
-SK_API void sk_bloom_set_max_memory(sk_bloom *f, uint64_t bytes);
-
-/* Whether f refuses new items once full, as refuse_when_full of
- * sk_bloom_options, for a filter read from a file or dump, which do not
- * record it; call it while no add runs. */
-SK_API void sk_bloom_set_refuse_when_full(sk_bloom *f, int on);
-
-/* dst becomes the union (merge) or intersection of dst and src, which must
- * have the same layout, layers, sizes and hash counts (SK_EINCOMPAT
- * otherwise). Each layer's count becomes the estimate from its fill.
- * Scalable filters have no intersection: the same item sits in different
- * layers of two filters, wherever the order of insertion put it. */
+/* dst becomes the union or intersection of dst and src, of the same
+ * layout, layers and sizes (SK_EINCOMPAT otherwise; scalable filters have
+ * no intersection). Each layer's count becomes the estimate from its fill. */
 SK_API int sk_bloom_merge(sk_bloom *dst, const sk_bloom *src);
 SK_API int sk_bloom_intersect(sk_bloom *dst, const sk_bloom *src);
 
-/* Removes every item; a scalable filter goes back to its first layer. */
-SK_API int sk_bloom_clear(sk_bloom *f);
-
-/* Shape and state: bits, capacity, count and the bytes of bit arrays are
- * summed over the layers; hashes is the first layer's. */
+/* Bits, capacity, count and bytes summed over the layers; hashes the first
+ * layer's. */
 typedef struct sk_bloom_info {
     sk_bloom_layout layout;
     uint64_t bits;
@@ -231,97 +107,29 @@ typedef struct sk_bloom_info {
     uint64_t max_memory;   /* 0: no budget */
     uint64_t array_bytes;  /* bytes of bit arrays */
     size_t memory;         /* all it holds (core.h) */
-    uint64_t interrupted_chunks; /* of a file: chunks an interrupted add in place had
-                                    left marked when it was opened (see sk_bloom_open) */
+    uint64_t interrupted_chunks; /* of a file opened in place (sketch/bloom_extra.h) */
 } sk_bloom_info;
 SK_API void sk_bloom_get_info(const sk_bloom *f, sk_bloom_info *info);
 
-/* Layer `index` of f; from index = layers on, the layers growth would add
- * next (SK_EFULL past the limits). */
-SK_API int sk_bloom_get_layer(const sk_bloom *f, unsigned index, sk_bloom_layer *out);
-
-/* The false-positive rate the filter would have after `items` distinct
- * items, from the exact formula of its layout. */
-SK_API double sk_bloom_expected_fp_rate(const sk_bloom *f, uint64_t items);
-
-/* The number of distinct items, estimated from the bits set (reads every
- * bit array). */
-SK_API uint64_t sk_bloom_estimate_items(const sk_bloom *f);
-
-/* The filter as one byte string (the dump form of docs/bloom-format.md),
- * with the same shape as the HyperLogLog calls. */
-SK_API uint64_t sk_bloom_serialized_size(const sk_bloom *f);
+/* The filter as one byte string, the dump form of docs/bloom-format.md. */
+SK_API int sk_bloom_serialized_size(const sk_bloom *f, uint64_t *size);
 SK_API int sk_bloom_serialize(const sk_bloom *f, void *buf, size_t cap, size_t *len);
 SK_API int sk_bloom_deserialize(sk_bloom **out, const void *buf, size_t len,
                                 const sk_allocator *allocator);
 
-/* Writes the filter to path atomically (temporary file, fsync, rename, in
- * the format of docs/bloom-format.md): a crash leaves the old file or the
- * new one. SK_EIO leaves errno set. */
-SK_API int sk_bloom_save(const sk_bloom *f, const char *path);
-
-/* Opens a filter file, read into memory: the filter is then its own, and
- * nothing done to the file later (truncated, rewritten in place) changes
- * it. With SK_BLOOM_MAP the file is mapped instead: only the pages that
- * operations touch are read, so a query of a 1 GB filter reads a few pages,
- * but the file must not shrink while it is open (an access past its new
- * end raises SIGBUS). The header is always validated; the bit arrays'
- * sums only with SK_BLOOM_VERIFY, which reads them all. Changes stay in
- * memory until sk_bloom_save. SK_ETRUNCATED if the file shrank while it
- * was read.
- *
- * With SK_BLOOM_IN_PLACE the file is mapped shared and writable, and adds,
- * merges and clears change it directly: an add of a few items to a 1 GB
- * file reads and writes a few chunks of 64 KiB, checking each against its
- * sum before its first change (SK_ECHECKSUM: damaged, and left alone).
- * sk_bloom_sync then writes the sums and counts and flushes the file. An
- * add that has returned survives the process being killed; one that a
- * crash interrupted leaves its chunks marked, which the next open reports
- * in sk_bloom_info.interrupted_chunks, and the next sk_bloom_sync re-sums
- * (the crash guarantee in full is in docs/bloom-format.md). Any number of
- * threads may add to a fixed filter open in place, as under "Threads"
- * above; merge, clear and sync need exclusive access. One process at a
- * time may hold a file in place (SK_EIO with errno EWOULDBLOCK);
- * SK_EINCOMPAT for a file of the format before chunk sums, which
- * sk_bloom_save rewrites in the new one. */
+/* sk_bloom_save writes path atomically (temporary file, fsync, rename: a
+ * crash leaves the old file or the new one; SK_EIO with errno).
+ * sk_bloom_open reads a file into memory, the header validated; with
+ * SK_BLOOM_VERIFY it checks the arrays' sums too, with SK_BLOOM_MAP it maps
+ * the file (only the pages touched are read; the file must not shrink
+ * while open), with SK_BLOOM_IN_PLACE adds change the file itself
+ * (sketch/bloom_extra.h). SK_ETRUNCATED if the file shrank as it was read. */
 #define SK_BLOOM_VERIFY 1u
 #define SK_BLOOM_MAP 2u
 #define SK_BLOOM_IN_PLACE 4u
+SK_API int sk_bloom_save(const sk_bloom *f, const char *path);
 SK_API int sk_bloom_open(sk_bloom **out, const char *path, unsigned flags,
                          const sk_allocator *allocator);
-
-/* Makes the changes to a filter open in place durable: the sums of the
- * chunks changed, the counts, a flush. A scalable filter that has grown a
- * layer since it was opened is written whole instead, as by sk_bloom_save
- * to its path, after its untouched chunks are checked. SK_EINCOMPAT for a
- * filter not open in place. */
-SK_API int sk_bloom_sync(sk_bloom *f);
-
-/* The dump in pieces, so that neither side needs a second copy of a large
- * filter. sk_bloom_dump_read copies bytes [offset, offset + len) of the
- * dump; the header part (the first sk_bloom_dump_header_size bytes) carries
- * checksums of the arrays as they are when it is read.
- * sk_bloom_restore_begin builds an empty filter of the shape a header
- * describes and tells how many bytes the header took (SK_EBUDGET, with
- * nothing allocated, if the filter would hold more than max_memory, unless
- * that is 0); sk_bloom_restore_chunk copies array bytes found at `offset` of
- * the dump into it; sk_bloom_restore_finish checks the arrays against the
- * header's checksums (SK_ECHECKSUM). Chunks and the finish are refused
- * (SK_EINCOMPAT) once a restore has finished, and for any other filter.
- * sk_bloom_restoring is 1 from the begin until a finish succeeds; the dump of
- * such a filter carries the header's checksums, not those of its arrays as
- * they are, so that it restores into the same unfinished state, and so does
- * sk_bloom_copy. Its bits are not all in yet: it answers queries wrongly. */
-SK_API uint64_t sk_bloom_dump_size(const sk_bloom *f);
-SK_API size_t sk_bloom_dump_header_size(const sk_bloom *f);
-SK_API int sk_bloom_dump_read(const sk_bloom *f, uint64_t offset, void *buf, size_t len);
-SK_API int sk_bloom_restore_begin(sk_bloom **out, const void *header, size_t len,
-                                  size_t *header_len, const sk_allocator *allocator,
-                                  uint64_t max_memory);
-SK_API int sk_bloom_restore_chunk(sk_bloom *f, uint64_t offset, const void *data,
-                                  size_t len);
-SK_API int sk_bloom_restore_finish(sk_bloom *f);
-SK_API int sk_bloom_restoring(const sk_bloom *f);
 
 #ifdef __cplusplus
 }

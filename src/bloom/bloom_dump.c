@@ -158,9 +158,12 @@ int sk_bloom_restoring(const sk_bloom *f)
     return f != NULL && (f->flags & SK__BLOOM_RESTORING) != 0;
 }
 
-uint64_t sk_bloom_serialized_size(const sk_bloom *f)
+int sk_bloom_serialized_size(const sk_bloom *f, uint64_t *size)
 {
-    return sk_bloom_dump_size(f);
+    if (f == NULL || size == NULL)
+        return SK_EINVAL;
+    *size = sk_bloom_dump_size(f);
+    return SK_OK;
 }
 
 int sk_bloom_serialize(const sk_bloom *f, void *buf, size_t cap, size_t *len)

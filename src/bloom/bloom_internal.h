@@ -24,7 +24,7 @@
 #include <stdint.h>
 
 #include "common/alloc.h"
-#include "sketch/bloom.h"
+#include "sketch/bloom_extra.h"
 
 /* A layer. What holds an array the filter allocated apart (struct
  * sk__array) is kept beside the layer records, not in them

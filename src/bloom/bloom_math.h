@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "sketch/bloom.h"
+#include "sketch/bloom_extra.h"
 
 /* Bits of one block of the blocked and split layouts: a 64-byte cache line. */
 #define SK__BLOOM_BLOCK_BITS 512

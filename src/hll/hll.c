@@ -55,20 +55,6 @@
 /* 1 / (2 ln 2), the limit of the classic alpha_m, used by Ertl's estimator. */
 #define ALPHA_INF 0.721347520444481703680
 
-/* Sets register idx to max(register, value) in a sketch made for `use`,
- * inlined into the adds here; sk__hll_set and sk__hll_set_one_of_many are the
- * same out of line. */
-static inline int set_for(sk_hll *h, uint32_t idx, unsigned value, enum sk__hll_use use)
-{
-    if (h->registers != NULL) {
-        if (h->registers[idx] >= value)
-            return 0;
-        h->registers[idx] = (uint8_t)value;
-        return 1;
-    }
-    return sk__hll_sparse_set(h, idx, value, use);
-}
-
 /* sqrt(3 ln 2 - 1): the relative standard error of HyperLogLog is this over
  * sqrt(m), the familiar 1.04/sqrt(m). */
 #define RSE_FACTOR 1.0389618114391
@@ -92,7 +78,7 @@ void *sk__hll_new_object(size_t size, size_t alloc_at, unsigned precision,
 
 _Static_assert(offsetof(sk_hll, precision) == 0, "a sketch starts with its precision");
 
-int sk_hll_create(sk_hll **out, unsigned precision, const sk_allocator *allocator)
+int sk__hll_create(sk_hll **out, unsigned precision, const sk_allocator *allocator)
 {
     if (out == NULL)
         return SK_EINVAL;
@@ -101,9 +87,14 @@ int sk_hll_create(sk_hll **out, unsigned precision, const sk_allocator *allocato
     return rc;
 }
 
+int sk_hll_create(sk_hll **out, const sk_hll_options *opts)
+{
+    return sk__hll_create(out, sk__hll_asked_precision(opts), opts != NULL ? opts->allocator : NULL);
+}
+
 int sk_hll_new(sk_hll **out, unsigned precision)
 {
-    return sk_hll_create(out, precision, NULL);
+    return sk__hll_create(out, precision, NULL);
 }
 
 void sk_hll_free(sk_hll *h)
@@ -119,7 +110,7 @@ int sk_hll_copy(sk_hll **out, const sk_hll *src)
 {
     if (out == NULL || src == NULL)
         return SK_EINVAL;
-    int rc = sk_hll_create(out, src->precision, &src->alloc);
+    int rc = sk__hll_create(out, src->precision, &src->alloc);
     if (rc != SK_OK)
         return rc;
     sk_hll *h = *out;
@@ -178,7 +169,7 @@ static inline int add_hash(sk_hll *h, uint64_t hash)
     uint32_t idx;
     unsigned rank;
     sk__hll_register_of(hash, h->precision, &idx, &rank);
-    return set_for(h, idx, rank, SK__HLL_ALONE);
+    return sk__hll_set_for(h, idx, rank, SK__HLL_ALONE);
 }
 
 int sk_hll_add_hash(sk_hll *h, uint64_t hash)
@@ -191,15 +182,9 @@ int sk_hll_add(sk_hll *h, const void *data, size_t len)
     return add_hash(h, sk_murmur64a(data, len, SK_REDIS_HLL_SEED));
 }
 
-/* The out-of-line register sets, beside the inline one they wrap. */
 int sk__hll_set(sk_hll *h, uint32_t idx, unsigned value)
 {
-    return set_for(h, idx, value, SK__HLL_ALONE);
-}
-
-int sk__hll_set_one_of_many(sk_hll *h, uint32_t idx, unsigned value)
-{
-    return set_for(h, idx, value, SK__HLL_ONE_OF_MANY);
+    return sk__hll_set_for(h, idx, value, SK__HLL_ALONE);
 }
 
 /* ---- estimation --------------------------------------------------------- */
@@ -374,7 +359,7 @@ static int set_folded(sk_hll *dst, uint32_t idx, unsigned value, unsigned from)
     uint32_t new_idx;
     unsigned new_value;
     fold_register(idx, value, from, dst->precision, &new_idx, &new_value);
-    return set_for(dst, new_idx, new_value, SK__HLL_ALONE);
+    return sk__hll_set_for(dst, new_idx, new_value, SK__HLL_ALONE);
 }
 
 /* Sets into dst (precision <= src's) every nonzero register of src, folded. */
@@ -430,7 +415,7 @@ int sk_hll_fold(sk_hll *h, unsigned precision)
     if (precision == h->precision)
         return SK_OK;
     sk_hll *folded;
-    int rc = sk_hll_create(&folded, precision, &h->alloc);
+    int rc = sk__hll_create(&folded, precision, &h->alloc);
     return rc != SK_OK ? rc : merge_and_take(h, folded, h);
 }
 
@@ -439,7 +424,7 @@ int sk__hll_folded(const sk_hll *h, unsigned precision, sk_hll **folded)
     *folded = NULL;
     if (precision == h->precision)
         return SK_OK;
-    int rc = sk_hll_create(folded, precision, &h->alloc);
+    int rc = sk__hll_create(folded, precision, &h->alloc);
     if (rc == SK_OK && (rc = merge_registers(*folded, h)) != SK_OK) {
         sk_hll_free(*folded);
         *folded = NULL;
@@ -471,7 +456,7 @@ int sk_hll_merge(sk_hll *dst, const sk_hll *src)
 int sk__hll_small_to_sketch(sk_hll **out, const uint8_t *set, unsigned n, unsigned precision,
                             const sk_allocator *a)
 {
-    int rc = sk_hll_create(out, precision, a);
+    int rc = sk__hll_create(out, precision, a);
     for (unsigned i = 0; i < n && rc == SK_OK; i++) {
         uint32_t e = sk__hll_small_entry(set, i);
         if (sk__hll_set(*out, sk__hll_entry_index(e), sk__hll_entry_value(e)) < 0)
@@ -490,7 +475,7 @@ int sk__hll_read_body(sk_hll **out, unsigned precision, const sk_allocator *a, i
                       const uint8_t *body, size_t len, sk__hll_sparse_reader read_sparse)
 {
     sk_hll *h;
-    int rc = sk_hll_create(&h, precision, a);
+    int rc = sk__hll_create(&h, precision, a);
     if (rc != SK_OK)
         return rc;
     rc = dense ? sk__hll_read_packed(h, body) : read_sparse(h, body, len);

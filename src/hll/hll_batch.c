@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * hll_batch.c: many hashes added to one sketch at once (sk_hll_add_hashes).
+ * hll_batch.c: many items or hashes added to one sketch at once
+ * (sk_hll_add_batch, sk_hll_add_hash_batch).
  *
  * Adding one hash to a dense sketch is a load and a store of one random
  * register byte. When the sketch is one of many being built at once (one per
@@ -24,7 +25,11 @@
  * buffers of current cores. */
 #define AHEAD 8
 
-int sk_hll_add_hashes(sk_hll *h, const uint64_t *hashes, size_t n)
+/* Items are hashed this many at a time into a buffer on the stack, enough
+ * for the prefetch distance to pay and small enough to stay in L1. */
+#define HASH_RUN 64
+
+int sk_hll_add_hash_batch(sk_hll *h, const uint64_t *hashes, size_t n)
 {
     if (h == NULL || (hashes == NULL && n != 0))
         return SK_EINVAL;
@@ -52,6 +57,25 @@ int sk_hll_add_hashes(sk_hll *h, const uint64_t *hashes, size_t n)
             registers[idx] = (uint8_t)value;
             changed = 1;
         }
+    }
+    return changed;
+}
+
+int sk_hll_add_batch(sk_hll *h, const void *const *items, const size_t *lens, size_t n)
+{
+    if (h == NULL || (n != 0 && (items == NULL || lens == NULL)))
+        return SK_EINVAL;
+    uint64_t hashes[HASH_RUN];
+    int changed = 0;
+    for (size_t done = 0; done < n;) {
+        size_t run = n - done < HASH_RUN ? n - done : HASH_RUN;
+        for (size_t i = 0; i < run; i++)
+            hashes[i] = sk_hll_hash(items[done + i], lens[done + i]);
+        int rc = sk_hll_add_hash_batch(h, hashes, run);
+        if (rc < 0)
+            return rc;
+        changed |= rc;
+        done += run;
     }
     return changed;
 }

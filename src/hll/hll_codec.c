@@ -16,19 +16,26 @@
 #include "common/format.h"
 #include "hll_internal.h"
 
-size_t sk_hll_serialized_size(const sk_hll *h, sk_hll_format format)
+int sk_hll_serialized_size(const sk_hll *h, sk_hll_format format, uint64_t *size)
 {
+    if (h == NULL || size == NULL)
+        return SK_EINVAL;
     int sparse;
-    size_t size;
-    if (format == SK_HLL_NATIVE)
-        return sk__hll_native_size(h, &sparse);
-    if (format != SK_HLL_REDIS || h->precision < SK_HLL_REDIS_PRECISION)
-        return 0;
+    size_t n;
+    if (format == SK_HLL_NATIVE) {
+        *size = sk__hll_native_size(h, &sparse);
+        return SK_OK;
+    }
+    if (format != SK_HLL_REDIS)
+        return SK_EINVAL;
+    if (h->precision < SK_HLL_REDIS_PRECISION)
+        return SK_EINCOMPAT;
     /* Without memory to fold a finer sketch the dense size, the larger of
      * the two, is always enough. */
-    if (sk__hll_redis_size(h, &size, &sparse) != SK_OK)
-        return SK_REDIS_HLL_HEADER_SIZE + SK_REDIS_HLL_REGISTERS * 6 / 8;
-    return size;
+    if (sk__hll_redis_size(h, &n, &sparse) != SK_OK)
+        n = SK_REDIS_HLL_HEADER_SIZE + SK_REDIS_HLL_REGISTERS * 6 / 8;
+    *size = n;
+    return SK_OK;
 }
 
 int sk_hll_serialize(const sk_hll *h, sk_hll_format format, void *buf, size_t cap,
@@ -99,14 +106,15 @@ int sk_hll_save(const sk_hll *h, sk_hll_format format, const char *path)
 {
     if (h == NULL || path == NULL)
         return SK_EINVAL;
-    size_t cap = sk_hll_serialized_size(h, format);
-    if (cap == 0)
-        return format == SK_HLL_REDIS ? SK_EINCOMPAT : SK_EINVAL;
+    uint64_t cap;
+    int rc = sk_hll_serialized_size(h, format, &cap);
+    if (rc != SK_OK)
+        return rc;
     uint8_t *buf = sk__alloc(&h->alloc, cap);
     if (buf == NULL)
         return SK_ENOMEM;
     struct serialized s = {buf, 0};
-    int rc = sk_hll_serialize(h, format, buf, cap, &s.len);
+    rc = sk_hll_serialize(h, format, buf, cap, &s.len);
     if (rc == SK_OK)
         rc = sk__atomic_write(path, write_bytes, &s);
     int saved_errno = errno;
@@ -115,7 +123,7 @@ int sk_hll_save(const sk_hll *h, sk_hll_format format, const char *path)
     return rc;
 }
 
-int sk__hll_load_file(const char *path, size_t max, const sk_allocator *allocator,
+int sk__hll_open_file(const char *path, size_t max, const sk_allocator *allocator,
                       sk__hll_parse_fn parse, void *out, void *ctx)
 {
     if (path == NULL)
@@ -140,12 +148,12 @@ static int parse_sketch(void *out, const uint8_t *bytes, size_t len, const sk_al
     return sk_hll_deserialize(out, bytes, len, format, a);
 }
 
-int sk_hll_load(sk_hll **out, const char *path, sk_hll_format *format,
+int sk_hll_open(sk_hll **out, const char *path, sk_hll_format *format,
                 const sk_allocator *allocator)
 {
     if (out == NULL)
         return SK_EINVAL;
     *out = NULL;
-    return sk__hll_load_file(path, SK_HLL_MAX_SERIALIZED_SIZE, allocator, parse_sketch, out,
+    return sk__hll_open_file(path, SK_HLL_MAX_SERIALIZED_SIZE, allocator, parse_sketch, out,
                              format);
 }

@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
-#include "sketch/hll.h"
+#include "sketch/hll_extra.h"
 
 struct sk_hll {
     unsigned precision;
@@ -93,17 +93,37 @@ static inline unsigned sk__hll_entry_value(uint32_t entry)
  * its own, or one of the many of a map of sketches by key. */
 enum sk__hll_use { SK__HLL_ALONE, SK__HLL_ONE_OF_MANY };
 
+/* The precision that options ask for, the default for 0, or 0 (which every
+ * create refuses) for no options at all. */
+static inline unsigned sk__hll_asked_precision(const sk_hll_options *opts)
+{
+    if (opts == NULL)
+        return 0;
+    return opts->precision != 0 ? opts->precision : SK_HLL_DEFAULT_PRECISION;
+}
+
 /* Sets register idx of a sparse sketch to max(register, value), turning the
  * sketch dense when a new entry would pass the sparse limit of `use`; 1 if
  * it changed, 0 if not, or SK_ENOMEM with the sketch unchanged. Out of line,
  * so that the dense path of every add stays a leaf that saves no registers. */
 int sk__hll_sparse_set(sk_hll *h, uint32_t idx, unsigned value, enum sk__hll_use use);
 
-/* Sets register idx to max(register, value); 1 if it changed, 0 if not, or
- * SK_ENOMEM with the sketch unchanged. sk__hll_set_one_of_many is the same
- * for a group's sketch in a map, which turns dense sooner. */
+/* Sets register idx to max(register, value) in a sketch made for `use`; 1
+ * if it changed, 0 if not, or SK_ENOMEM with the sketch unchanged. Inline,
+ * so that every add, a map's among them, sets a dense register without a
+ * call; sk__hll_set is the same out of line, for a sketch of its own. */
+static inline int sk__hll_set_for(sk_hll *h, uint32_t idx, unsigned value, enum sk__hll_use use)
+{
+    if (h->registers != NULL) {
+        if (h->registers[idx] >= value)
+            return 0;
+        h->registers[idx] = (uint8_t)value;
+        return 1;
+    }
+    return sk__hll_sparse_set(h, idx, value, use);
+}
+
 int sk__hll_set(sk_hll *h, uint32_t idx, unsigned value);
-int sk__hll_set_one_of_many(sk_hll *h, uint32_t idx, unsigned value);
 
 /* Reads register idx, whichever the representation. */
 unsigned sk__hll_get(const sk_hll *h, uint32_t idx);
@@ -201,6 +221,9 @@ void sk__hll_small_estimate(const uint8_t *set, unsigned n, unsigned precision,
 void *sk__hll_new_object(size_t size, size_t alloc_at, unsigned precision,
                          const sk_allocator *allocator, int *rc);
 
+/* sk_hll_create with the precision and allocator given one by one. */
+int sk__hll_create(sk_hll **out, unsigned precision, const sk_allocator *allocator);
+
 /* A new sketch of precision p read from the body of a serialized form:
  * dense, 6-bit packed registers (sk__hll_read_packed), or sparse, set by
  * read_sparse(h, body, len); *out only if it all succeeds. */
@@ -231,7 +254,7 @@ int sk__hll_redis_read(sk_hll **out, const uint8_t *buf, size_t len, const sk_al
  * maps (hll_codec.c). errno is that of the failure, if any. */
 typedef int (*sk__hll_parse_fn)(void *out, const uint8_t *bytes, size_t len,
                                 const sk_allocator *allocator, void *ctx);
-int sk__hll_load_file(const char *path, size_t max, const sk_allocator *allocator,
+int sk__hll_open_file(const char *path, size_t max, const sk_allocator *allocator,
                       sk__hll_parse_fn parse, void *out, void *ctx);
 
 #endif

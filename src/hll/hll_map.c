@@ -57,7 +57,7 @@ int sk__hll_map_set(const sk_hll_map *m, uint8_t *r, uint32_t idx, unsigned valu
         if (rc != SK_OK)
             return rc;
     }
-    return sk__hll_set_one_of_many(rec_sketch(r), idx, value);
+    return sk__hll_set_for(rec_sketch(r), idx, value, SK__HLL_ONE_OF_MANY);
 }
 
 /* Merges sketch h, of the map's precision, into record r. */
@@ -195,7 +195,7 @@ static uint8_t *group_of(sk_hll_map *m, const void *key, size_t len, int *rc)
 
 _Static_assert(offsetof(sk_hll_map, precision) == 0, "a map starts with its precision");
 
-int sk_hll_map_create(sk_hll_map **out, unsigned precision, const sk_allocator *allocator)
+int sk__hll_map_create(sk_hll_map **out, unsigned precision, const sk_allocator *allocator)
 {
     if (out == NULL)
         return SK_EINVAL;
@@ -211,10 +211,19 @@ int sk_hll_map_create(sk_hll_map **out, unsigned precision, const sk_allocator *
     return rc;
 }
 
-void sk_hll_map_free(sk_hll_map *m)
+int sk_hll_map_create(sk_hll_map **out, const sk_hll_map_options *opts)
 {
-    if (m == NULL)
-        return;
+    return sk__hll_map_create(out, sk__hll_asked_precision(opts), opts != NULL ? opts->allocator : NULL);
+}
+
+int sk_hll_map_new(sk_hll_map **out, unsigned precision)
+{
+    return sk__hll_map_create(out, precision, NULL);
+}
+
+/* Everything m holds but the map object itself. */
+static void release_groups(sk_hll_map *m)
+{
     for (uint32_t g = 0; g < m->size; g++)
         if (rec_promoted(m->records[g]))
             sk_hll_free(rec_sketch(m->records[g]));
@@ -225,8 +234,44 @@ void sk_hll_map_free(sk_hll_map *m)
     if (m->records != NULL)
         sk__free(&m->alloc, m->records, (size_t)m->records_cap * sizeof *m->records);
     sk__free(&m->alloc, m->table, (size_t)m->table_cap * sizeof *m->table);
+}
+
+void sk_hll_map_free(sk_hll_map *m)
+{
+    if (m == NULL)
+        return;
+    release_groups(m);
     sk_allocator a = m->alloc;
     sk__free(&a, m, sizeof *m);
+}
+
+int sk_hll_map_copy(sk_hll_map **out, const sk_hll_map *src)
+{
+    if (out == NULL || src == NULL)
+        return SK_EINVAL;
+    int rc = sk__hll_map_create(out, src->precision, &src->alloc);
+    /* Merged into an empty map, src's groups come in its own order with
+     * its registers: an equal map. */
+    if (rc == SK_OK && (rc = sk_hll_map_merge(*out, src)) != SK_OK) {
+        sk_hll_map_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+int sk_hll_map_clear(sk_hll_map *m)
+{
+    if (m == NULL)
+        return SK_EINVAL;
+    /* The empty table comes first, so that a failure leaves m as it was. */
+    sk_hll_map *empty;
+    int rc = sk__hll_map_create(&empty, m->precision, &m->alloc);
+    if (rc != SK_OK)
+        return rc;
+    release_groups(m);
+    *m = *empty;
+    sk__free(&m->alloc, empty, sizeof *empty);
+    return SK_OK;
 }
 
 int sk_hll_map_add_hash(sk_hll_map *m, const void *key, size_t key_len, uint64_t hash)
@@ -301,10 +346,6 @@ size_t sk_hll_map_size(const sk_hll_map *m)
     return m->size;
 }
 
-unsigned sk_hll_map_precision(const sk_hll_map *m)
-{
-    return m->precision;
-}
 
 const uint8_t *sk__hll_map_key(const sk_hll_map *m, size_t index, size_t *len)
 {
@@ -347,18 +388,20 @@ int sk_hll_map_sketch(const sk_hll_map *m, size_t index, sk_hll **out)
                                    &m->alloc);
 }
 
-size_t sk_hll_map_memory(const sk_hll_map *m)
+void sk_hll_map_get_info(const sk_hll_map *m, sk_hll_map_info *info)
 {
     size_t bytes = sizeof *m + m->arena_bytes + (size_t)m->records_cap * sizeof *m->records +
                    (size_t)m->table_cap * sizeof *m->table;
     for (uint32_t g = 0; g < m->size; g++) {
         if (rec_promoted(m->records[g])) {
-            sk_hll_info info;
-            sk_hll_get_info(rec_sketch(m->records[g]), &info);
-            bytes += info.memory;
+            sk_hll_info sketch;
+            sk_hll_get_info(rec_sketch(m->records[g]), &sketch);
+            bytes += sketch.memory;
         }
     }
-    return bytes;
+    info->precision = m->precision;
+    info->groups = m->size;
+    info->memory = bytes;
 }
 
 const sk_allocator *sk__hll_map_allocator(const sk_hll_map *m)

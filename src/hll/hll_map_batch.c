@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hll_map_batch.c: many (key, item) pairs added to a map of sketches at once
- * (sk_hll_map_add_batch), each step of finding an item's group and register
+ * (sk_hll_map_add_batch, sk_hll_map_add_hash_batch), each step of finding an item's group and register
  * prefetched well before it is taken.
  *
  * A lone add to a large map waits on a chain of cache misses: the key's
@@ -77,12 +77,11 @@ SK__PREFETCHER prefetch_register(const uint8_t *r, uint64_t hash)
         sk__hll_prefetch_register(rec_sketch(r), hash);
 }
 
-int sk_hll_map_add_batch(sk_hll_map *m, const void *const *keys, const size_t *key_lens,
-                         const void *const *items, const size_t *item_lens, size_t n)
+/* The batch of items (hashes NULL) or of their hashes (items NULL). */
+static int add_batch(sk_hll_map *m, const void *const *keys, const size_t *key_lens,
+                     const void *const *items, const size_t *item_lens, const uint64_t *hashes,
+                     size_t n)
 {
-    if (m == NULL || (n != 0 && (keys == NULL || key_lens == NULL || items == NULL ||
-                                 item_lens == NULL)))
-        return SK_EINVAL;
     struct in_flight ring[RING];
     unsigned p = m->precision;
     int deep = m->size > DEEP_GROUPS;
@@ -110,7 +109,9 @@ int sk_hll_map_add_batch(sk_hll_map *m, const void *const *keys, const size_t *k
             if (r == NULL)
                 return rc;
             ring[j % RING].record = r;
-            ring[j % RING].hash = sk_murmur64a(items[j], item_lens[j], SK_REDIS_HLL_SEED);
+            ring[j % RING].hash = hashes != NULL ? hashes[j]
+                                                 : sk_murmur64a(items[j], item_lens[j],
+                                                                SK_REDIS_HLL_SEED);
             if (rec_promoted(r))
                 __builtin_prefetch(rec_sketch(r), 0);
         }
@@ -126,4 +127,21 @@ int sk_hll_map_add_batch(sk_hll_map *m, const void *const *keys, const size_t *k
         }
     }
     return SK_OK;
+}
+
+int sk_hll_map_add_batch(sk_hll_map *m, const void *const *keys, const size_t *key_lens,
+                         const void *const *items, const size_t *item_lens, size_t n)
+{
+    if (m == NULL || (n != 0 && (keys == NULL || key_lens == NULL || items == NULL ||
+                                 item_lens == NULL)))
+        return SK_EINVAL;
+    return add_batch(m, keys, key_lens, items, item_lens, NULL, n);
+}
+
+int sk_hll_map_add_hash_batch(sk_hll_map *m, const void *const *keys, const size_t *key_lens,
+                              const uint64_t *hashes, size_t n)
+{
+    if (m == NULL || (n != 0 && (keys == NULL || key_lens == NULL || hashes == NULL)))
+        return SK_EINVAL;
+    return add_batch(m, keys, key_lens, NULL, NULL, hashes, n);
 }

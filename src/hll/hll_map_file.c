@@ -46,7 +46,7 @@ static void header(const sk_hll_map *m, uint8_t head[SK_HG_HEADER_SIZE])
     memset(head, 0, SK_HG_HEADER_SIZE);
     memcpy(head + SK_HG_OFF_MAGIC, SK_HG_MAGIC, 4);
     head[SK_HG_OFF_VERSION] = SK_HG_VERSION;
-    head[SK_HG_OFF_PRECISION] = (uint8_t)sk_hll_map_precision(m);
+    head[SK_HG_OFF_PRECISION] = (uint8_t)m->precision;
     sk_store_le64(head + SK_HG_OFF_GROUPS, sk_hll_map_size(m));
     sk_store_le32(head + SK_HG_OFF_CHECKSUM, XXH32(head, SK_HG_OFF_CHECKSUM, 0));
 }
@@ -65,7 +65,9 @@ static int write_map(const sk_hll_map *m, struct sink *s)
         rc = sk_hll_map_sketch(m, g, &h);
         if (rc != SK_OK)
             break;
-        size_t cap = sk_hll_serialized_size(h, SK_HLL_NATIVE), len;
+        uint64_t cap;
+        size_t len;
+        sk_hll_serialized_size(h, SK_HLL_NATIVE, &cap);
         uint8_t *bytes = sk__alloc(sk__hll_map_allocator(m), cap);
         rc = bytes == NULL ? SK_ENOMEM : sk_hll_serialize(h, SK_HLL_NATIVE, bytes, cap, &len);
         sk_hll_free(h);
@@ -146,7 +148,7 @@ static int read_map(sk_hll_map *m, const uint8_t *p, size_t len, const sk_alloca
         int rc = sk_hll_deserialize(&h, bytes, sketch_len, &format, a);
         if (rc != SK_OK)
             return rc == SK_ENOMEM ? rc : SK_ECORRUPT;
-        if (format != SK_HLL_NATIVE || sk_hll_precision(h) != sk_hll_map_precision(m) ||
+        if (format != SK_HLL_NATIVE || sk_hll_precision(h) != m->precision ||
             sk_hll_map_find(m, key, key_len) >= 0)
             rc = SK_ECORRUPT;
         else
@@ -187,7 +189,7 @@ int sk_hll_map_deserialize(sk_hll_map **out, const void *buf, size_t len,
         sk_load_le64(p + SK_HG_OFF_GROUPS) > SK_HLL_MAP_MAX_GROUPS)
         return SK_ECORRUPT;
     sk_hll_map *m;
-    int rc = sk_hll_map_create(&m, precision, allocator);
+    int rc = sk__hll_map_create(&m, precision, allocator);
     if (rc != SK_OK)
         return rc;
     rc = read_map(m, p, len, allocator);
@@ -206,10 +208,10 @@ static int parse_map(void *out, const uint8_t *bytes, size_t len, const sk_alloc
     return sk_hll_map_deserialize(out, bytes, len, a);
 }
 
-int sk_hll_map_load(sk_hll_map **out, const char *path, const sk_allocator *allocator)
+int sk_hll_map_open(sk_hll_map **out, const char *path, const sk_allocator *allocator)
 {
     if (out == NULL)
         return SK_EINVAL;
     *out = NULL;
-    return sk__hll_load_file(path, SIZE_MAX / 2, allocator, parse_map, out, NULL);
+    return sk__hll_open_file(path, SIZE_MAX / 2, allocator, parse_map, out, NULL);
 }

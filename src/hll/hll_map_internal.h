@@ -108,6 +108,7 @@ int sk__hll_map_set(const sk_hll_map *m, uint8_t *r, uint32_t idx, unsigned valu
 /* For the group files: a map's allocator, and the key of group index
  * (< size) without its estimate (hll_map.c). */
 const sk_allocator *sk__hll_map_allocator(const sk_hll_map *m);
+int sk__hll_map_create(sk_hll_map **out, unsigned precision, const sk_allocator *allocator);
 const uint8_t *sk__hll_map_key(const sk_hll_map *m, size_t index, size_t *len);
 
 #endif

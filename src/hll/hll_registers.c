@@ -7,7 +7,7 @@
  * 32-bit entries (index << 8 | value), so a sketch of 10 items is a few dozen
  * bytes. An insert is a search and a memmove. Dense: one byte per register
  * (16 KB at p = 14), so that an add is a single load and store (the inline
- * set_for of hll.c), a merge a loop the compiler
+ * sk__hll_set_for of hll_internal.h), a merge a loop the compiler
  * vectorizes and the histogram a byte scan. Serialized forms pack registers
  * to 6 bits; the packing is here too, shared by both formats.
  *

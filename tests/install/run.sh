@@ -27,6 +27,16 @@ if [ "$license" != "BSD-3-Clause" ]; then
     exit 1
 fi
 PKG_CONFIG_PATH=$libdir pkg-config --validate sketch
+# Every installed header stands alone: a program may include any one of them.
+for header in "$work/prefix/include/sketch.h" "$work/prefix/include/sketch"/*.h; do
+    name=${header#"$work/prefix/include/"}
+    if ! printf '#include <%s>\n' "$name" |
+         cc -std=c11 -Wall -Wextra -pedantic -Werror -fsyntax-only -I"$work/prefix/include" -x c -; then
+        echo "FAIL: $name does not compile on its own"
+        exit 1
+    fi
+    echo "ok: $name compiles on its own"
+done
 PKG_CONFIG_PATH=$libdir cmake -S "$here" -B "$work/build" \
     -DCMAKE_PREFIX_PATH="$work/prefix" -DSKETCH_VERSION="$version" > /dev/null
 cmake --build "$work/build" > /dev/null

@@ -58,7 +58,7 @@ _add_hash = _bind("sk_hll_add_hash", c_int, [_hll_p, c_uint64])
 _count = _bind("sk_hll_count", c_uint64, [_hll_p])
 _merge = _bind("sk_hll_merge", c_int, [_hll_p, _hll_p])
 _fold = _bind("sk_hll_fold", c_int, [_hll_p, c_uint])
-_serialized_size = _bind("sk_hll_serialized_size", c_size_t, [_hll_p, c_int])
+_serialized_size = _bind("sk_hll_serialized_size", c_int, [_hll_p, c_int, POINTER(c_uint64)])
 _serialize = _bind("sk_hll_serialize", c_int,
                    [_hll_p, c_int, c_void_p, c_size_t, POINTER(c_size_t)])
 _deserialize = _bind("sk_hll_deserialize", c_int,
@@ -167,14 +167,17 @@ class Hll:
 
     # -- serialization -------------------------------------------------------
     def serialized_size(self, fmt):
-        return int(_serialized_size(self._h, fmt))
+        """sk_hll_serialized_size, or 0 where it refuses the format (the Redis
+        format below precision 14)."""
+        size = c_uint64(0)
+        return int(size.value) if _serialized_size(self._h, fmt, byref(size)) == 0 else 0
 
     def serialize(self, fmt):
         """The serialized bytes, or SketchError with sk_hll_serialize's status.
 
         The buffer is sized by sk_hll_serialized_size when that is known, else
-        (the Redis format below precision 14, where it returns 0) by a fixed
-        generous size, so that the status comes from sk_hll_serialize itself.
+        (where it refuses the format) by a fixed generous size, so that the
+        status comes from sk_hll_serialize itself.
         """
         cap = self.serialized_size(fmt) or 1 << 17
         buf = create_string_buffer(cap)

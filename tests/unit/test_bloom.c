@@ -165,7 +165,8 @@ static sk_bloom_info info_of(const sk_bloom *f)
 /* f through sk_bloom_serialize and sk_bloom_deserialize. */
 static sk_bloom *round_trip_dump(const sk_bloom *f)
 {
-    uint64_t size = sk_bloom_serialized_size(f);
+    uint64_t size;
+    assert_int_equal(sk_bloom_serialized_size(f, &size), SK_OK);
     uint8_t *buf = malloc((size_t)size);
     assert_non_null(buf);
     size_t len = 0;
@@ -1139,9 +1140,12 @@ static void test_calls_by_hash_are_calls_by_item(void **state)
             assert_int_equal(sk_bloom_add_hash(single, hashes[i]), rc);
             assert_int_equal(added[i], rc);
         }
-        uint64_t size = sk_bloom_serialized_size(byitem);
-        assert_int_equal(sk_bloom_serialized_size(single), size);
-        assert_int_equal(sk_bloom_serialized_size(batch), size);
+        uint64_t size, single_size, batch_size;
+        assert_int_equal(sk_bloom_serialized_size(byitem, &size), SK_OK);
+        assert_int_equal(sk_bloom_serialized_size(single, &single_size), SK_OK);
+        assert_int_equal(sk_bloom_serialized_size(batch, &batch_size), SK_OK);
+        assert_int_equal(single_size, size);
+        assert_int_equal(batch_size, size);
         uint8_t *a = malloc((size_t)size), *b = malloc((size_t)size), *c = malloc((size_t)size);
         size_t len;
         assert_true(a && b && c);

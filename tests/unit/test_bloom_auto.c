@@ -231,7 +231,9 @@ static void test_the_choice_survives_files_and_dumps(void **state)
         assert_int_equal(sk_bloom_save(f, path), SK_OK);
         sk_bloom *g = NULL;
         assert_int_equal(sk_bloom_open(&g, path, SK_BLOOM_VERIFY, NULL), SK_OK);
-        size_t len = (size_t)sk_bloom_serialized_size(f), written = 0;
+        uint64_t size;
+        assert_int_equal(sk_bloom_serialized_size(f, &size), SK_OK);
+        size_t len = (size_t)size, written = 0;
         void *buf = malloc(len);
         assert_non_null(buf);
         assert_int_equal(sk_bloom_serialize(f, buf, len, &written), SK_OK);

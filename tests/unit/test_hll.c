@@ -55,7 +55,8 @@ static void add_items(sk_hll *h, unsigned from, unsigned to)
 /* Serializes in the given format into a fresh buffer. */
 static uint8_t *serialize(const sk_hll *h, sk_hll_format format, size_t *len)
 {
-    size_t cap = sk_hll_serialized_size(h, format);
+    uint64_t cap;
+    assert_int_equal(sk_hll_serialized_size(h, format, &cap), SK_OK);
     assert_true(cap > 0);
     uint8_t *buf = malloc(cap);
     assert_non_null(buf);
@@ -102,6 +103,12 @@ static void test_new_rejects_bad_precision(void **state)
     assert_null(h);
     assert_int_equal(sk_hll_new(&h, SK_HLL_MAX_PRECISION + 1), SK_EINVAL);
     assert_int_equal(sk_hll_new(NULL, 14), SK_EINVAL);
+    assert_int_equal(sk_hll_create(&h, NULL), SK_EINVAL);
+    assert_int_equal(sk_hll_create(&h, &(sk_hll_options){.precision = 19}), SK_EINVAL);
+    /* zeroed options: the default precision and malloc */
+    assert_int_equal(sk_hll_create(&h, &(sk_hll_options){0}), SK_OK);
+    assert_int_equal(sk_hll_precision(h), SK_HLL_DEFAULT_PRECISION);
+    sk_hll_free(h);
     for (unsigned p = SK_HLL_MIN_PRECISION; p <= SK_HLL_MAX_PRECISION; p++) {
         h = new_hll(p);
         assert_int_equal(sk_hll_precision(h), p);
@@ -426,10 +433,16 @@ static void test_native_sizes_are_as_promised(void **state)
     (void)state;
     sk_hll *h = new_hll(14);
     add_items(h, 0, 10);
-    assert_int_equal(sk_hll_serialized_size(h, SK_HLL_NATIVE), 16 + 10 * 4);
+    uint64_t size;
+    assert_int_equal(sk_hll_serialized_size(h, SK_HLL_NATIVE, &size), SK_OK);
+    assert_int_equal(size, 16 + 10 * 4);
     add_items(h, 10, 1000000);
-    assert_int_equal(sk_hll_serialized_size(h, SK_HLL_NATIVE), 16 + 12288);
-    assert_int_equal(sk_hll_serialized_size(h, SK_HLL_REDIS), 16 + 12288);
+    assert_int_equal(sk_hll_serialized_size(h, SK_HLL_NATIVE, &size), SK_OK);
+    assert_int_equal(size, 16 + 12288);
+    assert_int_equal(sk_hll_serialized_size(h, SK_HLL_REDIS, &size), SK_OK);
+    assert_int_equal(size, 16 + 12288);
+    assert_int_equal(sk_hll_serialized_size(h, (sk_hll_format)7, &size), SK_EINVAL);
+    assert_int_equal(sk_hll_serialized_size(h, SK_HLL_NATIVE, NULL), SK_EINVAL);
     uint8_t small[100];
     size_t len = 0;
     assert_int_equal(sk_hll_serialize(h, SK_HLL_NATIVE, small, sizeof small, &len),
@@ -638,7 +651,8 @@ static void test_redis_export_folds_and_refuses_low_precision(void **state)
     sk_hll_free(back);
 
     uint8_t out[16 + 12288];
-    assert_int_equal(sk_hll_serialized_size(coarse, SK_HLL_REDIS), 0);
+    uint64_t size = 0;
+    assert_int_equal(sk_hll_serialized_size(coarse, SK_HLL_REDIS, &size), SK_EINCOMPAT);
     assert_int_equal(sk_hll_serialize(coarse, SK_HLL_REDIS, out, sizeof out, &len),
                      SK_EINCOMPAT);
     sk_hll_free(fine);
@@ -688,7 +702,9 @@ static void test_serialized_encoding(void **state)
         for (uint32_t k = 0; k < counts[c]; k++)
             assert_true(sk_hll_add(h, &k, sizeof k) >= 0);
         for (int format = SK_HLL_NATIVE; format <= SK_HLL_REDIS; format++) {
-            size_t cap = sk_hll_serialized_size(h, (sk_hll_format)format), len;
+            uint64_t cap;
+            size_t len;
+            assert_int_equal(sk_hll_serialized_size(h, (sk_hll_format)format, &cap), SK_OK);
             uint8_t *buf = malloc(cap);
             assert_non_null(buf);
             assert_int_equal(sk_hll_serialize(h, (sk_hll_format)format, buf, cap, &len), SK_OK);
@@ -762,11 +778,11 @@ static void test_batches_equal_single_adds(void **state)
                 expected |= rc;
             }
             int was_sparse = hll_is_sparse(h);
-            assert_int_equal(sk_hll_add_hashes(h, hashes, n), expected);
+            assert_int_equal(sk_hll_add_hash_batch(h, hashes, n), expected);
             went_dense_within_a_batch |= was_sparse && !hll_is_sparse(h);
             assert_same_registers(h, reference);
             /* the same batch again changes nothing */
-            assert_int_equal(sk_hll_add_hashes(h, hashes, n), 0);
+            assert_int_equal(sk_hll_add_hash_batch(h, hashes, n), 0);
         }
         assert_true(went_dense_within_a_batch);
         assert_false(hll_is_sparse(h));
@@ -788,18 +804,45 @@ static void test_batches_equal_single_adds(void **state)
         int expected = 0;
         for (size_t i = 0; i < n; i++)
             expected |= sk_hll_add_hash(reference, hashes[i]);
-        assert_int_equal(sk_hll_add_hashes(h, hashes, n), expected);
+        assert_int_equal(sk_hll_add_hash_batch(h, hashes, n), expected);
         assert_true(hll_is_sparse(h));
         assert_same_registers(h, reference);
     }
     sk_hll_free(h);
     sk_hll_free(reference);
 
+    /* Items in batches: the registers and answers of single adds, across
+     * the runs the items are hashed in. */
+    static uint64_t values[3000];
+    static const void *items[3000];
+    static size_t lens[3000];
+    for (size_t i = 0; i < 3000; i++) {
+        values[i] = splitmix64(&seed) % 2500;
+        items[i] = &values[i];
+        lens[i] = 1 + i % sizeof values[i];
+    }
+    h = new_hll(12);
+    reference = new_hll(12);
+    for (size_t done = 0, n = 0; done < 3000; done += n) {
+        n = 3000 - done < 1 + done / 5 ? 3000 - done : 1 + done / 5;
+        int expected = 0;
+        for (size_t i = done; i < done + n; i++)
+            expected |= sk_hll_add(reference, items[i], lens[i]);
+        assert_int_equal(sk_hll_add_batch(h, items + done, lens + done, n), expected);
+        assert_same_registers(h, reference);
+    }
+    assert_false(hll_is_sparse(h));
+    assert_int_equal(sk_hll_add_batch(h, items, lens, 3000), 0);
+    assert_int_equal(sk_hll_add_batch(h, NULL, NULL, 0), 0);
+    assert_int_equal(sk_hll_add_batch(h, NULL, lens, 1), SK_EINVAL);
+    sk_hll_free(h);
+    sk_hll_free(reference);
+
     h = new_hll(14);
     uint64_t one = 1;
-    assert_int_equal(sk_hll_add_hashes(h, NULL, 0), 0);
-    assert_int_equal(sk_hll_add_hashes(h, NULL, 1), SK_EINVAL);
-    assert_int_equal(sk_hll_add_hashes(NULL, &one, 1), SK_EINVAL);
+    assert_int_equal(sk_hll_add_hash_batch(h, NULL, 0), 0);
+    assert_int_equal(sk_hll_add_hash_batch(h, NULL, 1), SK_EINVAL);
+    assert_int_equal(sk_hll_add_hash_batch(NULL, &one, 1), SK_EINVAL);
     assert_int_equal(sk_hll_count(h), 0);
     sk_hll_free(h);
 }

@@ -28,7 +28,8 @@
 /* The serialized bytes of h, for comparing sketches exactly. */
 static uint8_t *bytes_of(const sk_hll *h, size_t *len)
 {
-    size_t cap = sk_hll_serialized_size(h, SK_HLL_NATIVE);
+    uint64_t cap;
+    assert_int_equal(sk_hll_serialized_size(h, SK_HLL_NATIVE, &cap), SK_OK);
     uint8_t *buf = malloc(cap);
     assert_non_null(buf);
     assert_int_equal(sk_hll_serialize(h, SK_HLL_NATIVE, buf, cap, len), SK_OK);
@@ -56,6 +57,22 @@ static void assert_group_is(const sk_hll_map *m, int64_t g, const sk_hll *ref)
     assert_int_equal(sk_hll_map_sketch(m, (size_t)g, &h), SK_OK);
     assert_same_sketch(h, ref);
     sk_hll_free(h);
+}
+
+/* b has a's groups, in a's order, each the same sketch. */
+static void assert_same_map(const sk_hll_map *a, const sk_hll_map *b)
+{
+    assert_int_equal(sk_hll_map_size(a), sk_hll_map_size(b));
+    for (size_t g = 0; g < sk_hll_map_size(a); g++) {
+        sk_hll_map_entry e;
+        sk_hll_map_get(a, g, &e);
+        int64_t j = sk_hll_map_find(b, e.key, e.key_len);
+        assert_int_equal(j, (int64_t)g); /* the same order of first keys */
+        sk_hll *h;
+        assert_int_equal(sk_hll_map_sketch(a, g, &h), SK_OK);
+        assert_group_is(b, j, h);
+        sk_hll_free(h);
+    }
 }
 
 enum { GROUPS = 300 };
@@ -93,8 +110,11 @@ static void test_groups_are_their_sketches(void **state)
     (void)state;
     for (unsigned p = 4; p <= 18; p += 7) {
         sk_hll_map *m;
-        assert_int_equal(sk_hll_map_create(&m, p, NULL), SK_OK);
-        assert_int_equal(sk_hll_map_precision(m), p);
+        assert_int_equal(sk_hll_map_new(&m, p), SK_OK);
+        sk_hll_map_info info;
+        sk_hll_map_get_info(m, &info);
+        assert_int_equal(info.precision, p);
+        assert_int_equal(info.groups, 0);
         sk_hll *refs[GROUPS] = {0};
         build(m, refs, p, 1);
         assert_int_equal(sk_hll_map_size(m), GROUPS);
@@ -121,7 +141,7 @@ static void test_small_groups_are_small(void **state)
 {
     (void)state;
     sk_hll_map *m;
-    assert_int_equal(sk_hll_map_create(&m, 14, NULL), SK_OK);
+    assert_int_equal(sk_hll_map_new(&m, 14), SK_OK);
     enum { N = 1000000 };
     for (uint32_t g = 0; g < N; g++)
         for (uint32_t i = 0; i < 3; i++) {
@@ -137,7 +157,10 @@ static void test_small_groups_are_small(void **state)
         assert_true(e.estimate.count >= 2 && e.estimate.count <= 3);
     }
     assert_true(exact > N - N / 1000);
-    size_t memory = sk_hll_map_memory(m);
+    sk_hll_map_info info;
+    sk_hll_map_get_info(m, &info);
+    assert_int_equal(info.groups, N);
+    size_t memory = info.memory;
     print_message("1M groups of 3 items: %zu bytes, %.1f per group\n", memory, (double)memory / N);
     assert_true(memory < (size_t)128 << 20);
     sk_hll_map_free(m);
@@ -151,7 +174,7 @@ static void test_groups_turn_dense_sooner(void **state)
     (void)state;
     sk_hll_map *m;
     sk_hll *ref;
-    assert_int_equal(sk_hll_map_create(&m, 14, NULL), SK_OK);
+    assert_int_equal(sk_hll_map_new(&m, 14), SK_OK);
     assert_int_equal(sk_hll_new(&ref, 14), SK_OK);
     uint64_t seed = 7;
     for (int i = 0; i < 1000; i++) {
@@ -176,8 +199,8 @@ static void test_merge(void **state)
 {
     (void)state;
     sk_hll_map *a, *b;
-    assert_int_equal(sk_hll_map_create(&a, 12, NULL), SK_OK);
-    assert_int_equal(sk_hll_map_create(&b, 12, NULL), SK_OK);
+    assert_int_equal(sk_hll_map_new(&a, 12), SK_OK);
+    assert_int_equal(sk_hll_map_new(&b, 12), SK_OK);
     sk_hll *ra[GROUPS] = {0}, *rb[GROUPS] = {0};
     build(a, ra, 12, 2);
     build(b, rb, 12, 3);
@@ -204,7 +227,7 @@ static void test_merge(void **state)
     assert_int_equal(sk_hll_fold(h, 12), SK_OK);
     assert_group_is(a, sk_hll_map_find(a, "fresh", 5), h);
     sk_hll_map *c;
-    assert_int_equal(sk_hll_map_create(&c, 14, NULL), SK_OK);
+    assert_int_equal(sk_hll_map_new(&c, 14), SK_OK);
     assert_int_equal(sk_hll_map_merge(a, c), SK_EINCOMPAT);
     sk_hll_free(h);
     sk_hll_free(lower);
@@ -234,8 +257,8 @@ static void test_batch_is_single_adds(void **state)
         item_lens[i] = sizeof items[i];
     }
     sk_hll_map *a, *b;
-    assert_int_equal(sk_hll_map_create(&a, 14, NULL), SK_OK);
-    assert_int_equal(sk_hll_map_create(&b, 14, NULL), SK_OK);
+    assert_int_equal(sk_hll_map_new(&a, 14), SK_OK);
+    assert_int_equal(sk_hll_map_new(&b, 14), SK_OK);
     for (size_t i = 0; i < N; i++)
         assert_true(sk_hll_map_add(a, keys[i], key_lens[i], item_ptrs[i], item_lens[i]) >= 0);
     for (size_t done = 0, step = 1; done < N; done += step, step = step * 3 % 1000 + 1) {
@@ -245,19 +268,24 @@ static void test_batch_is_single_adds(void **state)
                          SK_OK);
     }
     assert_int_equal(sk_hll_map_add_batch(b, NULL, NULL, NULL, NULL, 0), SK_OK);
-    assert_int_equal(sk_hll_map_size(a), sk_hll_map_size(b));
-    for (size_t g = 0; g < sk_hll_map_size(a); g++) {
-        sk_hll_map_entry e;
-        sk_hll_map_get(a, g, &e);
-        int64_t j = sk_hll_map_find(b, e.key, e.key_len);
-        assert_int_equal(j, (int64_t)g); /* the same order of first keys */
-        sk_hll *h;
-        assert_int_equal(sk_hll_map_sketch(a, g, &h), SK_OK);
-        assert_group_is(b, j, h);
-        sk_hll_free(h);
-    }
+    assert_same_map(a, b);
+    /* By hash: the batch of the items' sk_hll_hash, in batches of 999. */
+    uint64_t *hashes = malloc(N * sizeof *hashes);
+    assert_non_null(hashes);
+    for (size_t i = 0; i < N; i++)
+        hashes[i] = sk_hll_hash(item_ptrs[i], item_lens[i]);
+    sk_hll_map *c;
+    assert_int_equal(sk_hll_map_new(&c, 14), SK_OK);
+    for (size_t done = 0; done < N; done += 999)
+        assert_int_equal(sk_hll_map_add_hash_batch(c, keys + done, key_lens + done,
+                                                   hashes + done, N - done < 999 ? N - done : 999),
+                         SK_OK);
+    assert_int_equal(sk_hll_map_add_hash_batch(c, keys, key_lens, NULL, 1), SK_EINVAL);
+    assert_same_map(a, c);
+    free(hashes);
     sk_hll_map_free(a);
     sk_hll_map_free(b);
+    sk_hll_map_free(c);
     free(groups);
     free(items);
     free(keys);
@@ -284,7 +312,7 @@ static void test_bytes_and_files(void **state)
 {
     (void)state;
     sk_hll_map *m;
-    assert_int_equal(sk_hll_map_create(&m, 10, NULL), SK_OK);
+    assert_int_equal(sk_hll_map_new(&m, 10), SK_OK);
     sk_hll *refs[GROUPS] = {0};
     build(m, refs, 10, 4);
     assert_int_equal(sk_hll_map_add(m, "", 0, "empty key", 9), 1);
@@ -302,7 +330,7 @@ static void test_bytes_and_files(void **state)
     close(fd);
     assert_int_equal(sk_hll_map_save(m, path), SK_OK);
     sk_hll_map *loaded;
-    assert_int_equal(sk_hll_map_load(&loaded, path, NULL), SK_OK);
+    assert_int_equal(sk_hll_map_open(&loaded, path, NULL), SK_OK);
     unlink(path);
     for (sk_hll_map *x = back; x != NULL; x = x == back ? loaded : NULL) {
         assert_int_equal(sk_hll_map_size(x), GROUPS + 1);
@@ -320,7 +348,7 @@ static void test_bytes_and_files(void **state)
     sk_hll_map_free(loaded);
     /* Truncations, and every byte flipped, in a smaller map. */
     sk_hll_map *small;
-    assert_int_equal(sk_hll_map_create(&small, 12, NULL), SK_OK);
+    assert_int_equal(sk_hll_map_new(&small, 12), SK_OK);
     for (uint64_t i = 0; i < 40; i++) {
         uint32_t g = (uint32_t)(i % 3);
         sk_hll_map_add(small, &g, sizeof g, &i, sizeof i);
@@ -353,7 +381,7 @@ static void test_bytes_and_files(void **state)
     free(buf);
     /* The same key twice, checksums right: corrupt. */
     sk_hll_map *one;
-    assert_int_equal(sk_hll_map_create(&one, 12, NULL), SK_OK);
+    assert_int_equal(sk_hll_map_new(&one, 12), SK_OK);
     sk_hll_map_add(one, "k", 1, "x", 1);
     buf = serialized(one, &len);
     size_t rec = len - SK_HG_HEADER_SIZE - SK_HG_TRAILER_SIZE;
@@ -367,7 +395,7 @@ static void test_bytes_and_files(void **state)
                   XXH3_64bits(twice + SK_HG_HEADER_SIZE, 2 * rec));
     assert_int_equal(sk_hll_map_deserialize(&back, twice, len + rec, NULL), SK_ECORRUPT);
     assert_int_equal(sk_hll_map_deserialize(&back, "SKHL", 4, NULL), SK_EFORMAT);
-    assert_int_equal(sk_hll_map_load(&back, "/nonexistent/groups", NULL), SK_EIO);
+    assert_int_equal(sk_hll_map_open(&back, "/nonexistent/groups", NULL), SK_EIO);
     free(twice);
     free(buf);
     sk_hll_map_free(one);
@@ -375,15 +403,55 @@ static void test_bytes_and_files(void **state)
     sk_hll_map_free(m);
 }
 
+/* A copy is an equal map that changes apart from its source; a cleared map
+ * has no groups, keeps its precision and takes new ones. */
+static void test_copy_clear_and_options(void **state)
+{
+    (void)state;
+    sk_hll_map *m, *copy;
+    assert_int_equal(sk_hll_map_create(&m, &(sk_hll_map_options){0}), SK_OK);
+    sk_hll_map_info info;
+    sk_hll_map_get_info(m, &info);
+    assert_int_equal(info.precision, SK_HLL_DEFAULT_PRECISION); /* zeroed: the defaults */
+    sk_hll *refs[GROUPS] = {0};
+    build(m, refs, SK_HLL_DEFAULT_PRECISION, 5);
+    assert_int_equal(sk_hll_map_copy(&copy, m), SK_OK);
+    assert_same_map(m, copy);
+    size_t la, lb;
+    uint8_t *x = serialized(m, &la), *y = serialized(copy, &lb);
+    assert_same_bytes_free(x, la, y, lb);
+
+    assert_int_equal(sk_hll_map_add(copy, "group-0", 7, "new", 3), 1);
+    assert_int_equal(sk_hll_map_add(copy, "only in the copy", 16, "x", 1), 1);
+    assert_int_equal(sk_hll_map_size(copy), sk_hll_map_size(m) + 1);
+    assert_group_is(m, sk_hll_map_find(m, "group-0", 7), refs[0]); /* untouched */
+
+    assert_int_equal(sk_hll_map_clear(m), SK_OK);
+    sk_hll_map_get_info(m, &info);
+    assert_int_equal(info.groups, 0);
+    assert_int_equal(info.precision, SK_HLL_DEFAULT_PRECISION);
+    assert_int_equal(sk_hll_map_find(m, "group-0", 7), -1);
+    assert_int_equal(sk_hll_map_add(m, "group-0", 7, "new", 3), 1);
+    assert_int_equal(sk_hll_map_find(m, "group-0", 7), 0);
+    assert_int_equal(sk_hll_map_copy(NULL, m), SK_EINVAL);
+    assert_int_equal(sk_hll_map_clear(NULL), SK_EINVAL);
+    for (unsigned g = 0; g < GROUPS; g++)
+        sk_hll_free(refs[g]);
+    sk_hll_map_free(m);
+    sk_hll_map_free(copy);
+}
+
 static void test_bad_arguments(void **state)
 {
     (void)state;
     sk_hll_map *m;
-    assert_int_equal(sk_hll_map_create(&m, 3, NULL), SK_EINVAL);
+    assert_int_equal(sk_hll_map_new(&m, 3), SK_EINVAL);
     assert_null(m);
-    assert_int_equal(sk_hll_map_create(&m, 19, NULL), SK_EINVAL);
-    assert_int_equal(sk_hll_map_create(NULL, 14, NULL), SK_EINVAL);
-    assert_int_equal(sk_hll_map_create(&m, 14, NULL), SK_OK);
+    assert_int_equal(sk_hll_map_new(&m, 19), SK_EINVAL);
+    assert_int_equal(sk_hll_map_new(NULL, 14), SK_EINVAL);
+    assert_int_equal(sk_hll_map_create(&m, NULL), SK_EINVAL);
+    assert_int_equal(sk_hll_map_create(&m, &(sk_hll_map_options){.precision = 19}), SK_EINVAL);
+    assert_int_equal(sk_hll_map_new(&m, 14), SK_OK);
     char *big = calloc(SK_HLL_MAP_MAX_KEY + 1, 1);
     assert_non_null(big);
     assert_int_equal(sk_hll_map_add(m, big, SK_HLL_MAP_MAX_KEY + 1, "x", 1), SK_EINVAL);
@@ -429,7 +497,7 @@ static void test_out_of_memory(void **state)
         struct failing f = {0, fail_at, 0};
         sk_allocator a = {failing_alloc, failing_free, &f, 0};
         sk_hll_map *m;
-        if (sk_hll_map_create(&m, 12, &a) != SK_OK) {
+        if (sk_hll_map_create(&m, &(sk_hll_map_options){.precision = 12, .allocator = &a}) != SK_OK) {
             assert_int_equal(f.live, 0);
             continue;
         }
@@ -476,6 +544,7 @@ int main(void)
         cmocka_unit_test(test_merge),
         cmocka_unit_test(test_batch_is_single_adds),
         cmocka_unit_test(test_bytes_and_files),
+        cmocka_unit_test(test_copy_clear_and_options),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_out_of_memory),
     };
