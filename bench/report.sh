@@ -42,17 +42,21 @@
 #            rows, without GROUP BY and with 1,000 and 100,000 / 10,000 groups,
 #            serial and with 2 workers; medians of 3 rounds (count(DISTINCT)
 #            on over 20M rows: 1)
+#   instr    bench/path_instructions.sh: instructions per operation of every
+#            library path (valgrind's callgrind), the library of
+#            INSTR_OLD_REF (a commit of this repository's history) against
+#            this tree's; the same in both modes
 #
 # Options:
 #   -q              quick sizes (above); output build-report/benchmarks.md
 #   -o FILE         write the report to FILE
-#   -s LIST         only these sections, comma-separated (default: all ten)
+#   -s LIST         only these sections, comma-separated (default: all eleven)
 #   -n              install nothing: sections whose peers are missing are
 #                   skipped with a note (by default, as root on Debian, missing
 #                   peers are installed with apt-get: libbloom-dev,
 #                   golang-github-dcso-bloom-cli, redis-server, redis-tools,
 #                   python3-redis, postgresql-15, postgresql-server-dev-15,
-#                   postgresql-15-hll, python3-psycopg)
+#                   postgresql-15-hll, python3-psycopg, valgrind)
 #   -B N[,N]...     bloom_bench item counts        -A N  bloom_bench absent keys
 #   -L N            count_bench lines              -D N  count_bench distinct lines
 #   -S N            count_bench runs of sort -u and awk (SLOW_RUNS)
@@ -70,13 +74,15 @@ build=$root/build-report
 raw=$build/out
 quick=0
 install=1
-sections=hll,bloom,count,groups,bloomcli,module,modmem,compressed,inplace,postgres
+sections=hll,bloom,count,groups,bloomcli,module,modmem,compressed,inplace,postgres,instr
 # The last commit whose `bloom add` rewrote the whole file: the peer of inplace.
 INPLACE_PEER_REF=${INPLACE_PEER_REF:-15d097a}
+# The library before the API of 0.3: the old build of instr.
+INSTR_OLD_REF=${INSTR_OLD_REF:-293b3d0}
 report=
 opt_bloom_ns= opt_absent= opt_lines= opt_distinct= opt_slow= opt_cli= opt_requests= opt_runs=
 
-usage() { sed -n '2,48p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,68p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 while getopts "qo:s:nB:A:L:D:S:C:M:R:h" opt; do
     case $opt in
     q) quick=1 ;;
@@ -176,6 +182,7 @@ if want postgres; then
 fi
 for tool in cmake cc; do command -v $tool > /dev/null || missing+=("$([[ $tool == cc ]] && echo gcc || echo $tool)"); done
 [[ -f /usr/include/xxhash.h ]] || missing+=(libxxhash-dev)
+want instr && ! command -v valgrind > /dev/null && missing+=(valgrind)
 if ((${#missing[@]})); then
     if ((install)) && [[ $(id -u) -eq 0 ]] && command -v apt-get > /dev/null; then
         log "installing ${missing[*]}"
@@ -293,6 +300,13 @@ if want inplace; then
     [[ -n $peer_bin ]] || log "section inplace: no peer (commit $INPLACE_PEER_REF not built)"
     run_section inplace env ROUNDS="$inplace_rounds" FILTER_ITEMS="$inplace_items" \
         BULK_ITEMS="$inplace_bulk" bash "$here/in_place_bench.sh" "$build" $peer_bin
+fi
+if want instr; then
+    if command -v valgrind > /dev/null; then
+        run_section instr bash "$here/path_instructions.sh" "$INSTR_OLD_REF"
+    else
+        skip instr "valgrind is missing"
+    fi
 fi
 if want postgres; then
     if [[ -f $build/postgres/sketch.so ]]; then
@@ -507,6 +521,7 @@ mkdir -p "$(dirname "$report")"
     want modmem && echo "| modmem | module_memory.sh: N=20000, ROUNDS=3, peer: ${PEER_MODULE:-none} | ${status[modmem]:-} |"
     want compressed && echo "| compressed | compressed_bench.sh: BENCH_LINES=$compressed_lines, ROUNDS=$compressed_rounds | ${status[compressed]:-} |"
     want postgres && echo "| postgres | pg_bench.py: PG_ROWS=$pg_rows, PG_GROUPS=$pg_groups, RUNS=$pg_runs, EXACT_RUNS=1 | ${status[postgres]:-} |"
+    want instr && echo "| instr | path_instructions.sh $INSTR_OLD_REF | ${status[instr]:-} |"
     want inplace && echo "| inplace | in_place_bench.sh: FILTER_ITEMS=$inplace_items, BULK_ITEMS=$inplace_bulk, ROUNDS=$inplace_rounds, peer: $INPLACE_PEER_REF | ${status[inplace]:-} |"
     echo
     echo "## Summary"
@@ -538,9 +553,11 @@ mkdir -p "$(dirname "$report")"
         "\`sketch bloom add\` into a large filter file, which changes the chunks its items touch in place, against the command of commit $INPLACE_PEER_REF, which read, checked and rewrote the whole file. Peak memory is GNU time's maximum resident set, which counts the pages of the mapped file that the process touched."
     section_md postgres "PostgreSQL extension against postgresql-hll: bench/pg_bench.py" \
         "The extension's \`hll_agg(v)\` against postgresql-hll's \`hll_add_agg(hll_hash_text(v), 14)\` (Debian postgresql-15-hll, in a schema of its own), exact \`count(DISTINCT v)\` and \`count(v)\` (the floor: the scan and one aggregate call a row) on one private PostgreSQL 15 server, serial and with 2 parallel workers, without GROUP BY and with 1,000 and 100,000 groups. Errors are against count(DISTINCT)'s answer: the estimate's own without GROUP BY, the root mean square over the groups with it."
+    section_md instr "Instructions per operation against an older build: bench/path_instructions.sh" \
+        "Every library path of bench/path_instructions.c, linked against the library of commit $INSTR_OLD_REF (0.2, before the API of 0.3) and against this tree's, both Release; valgrind's callgrind counts the instructions of K operations and of none. A count is the same on every run, so it resolves a difference of 1% that wall-clock medians cannot resolve on this machine, where the same binary's time moves by 20-60% from run to run; it does not count cache misses or mispredicted branches. The auto rows compare layouts, not code: SK_BLOOM_AUTO picked blocked in 0.2 and picks split now."
 } > "$report.tmp" && mv "$report.tmp" "$report"
 log "wrote $report ($total_min min)"
-for name in hll bloom count groups bloomcli module modmem compressed inplace postgres; do
+for name in hll bloom count groups bloomcli module modmem compressed inplace postgres instr; do
     want $name && [[ ${status[$name]:-} == failed* ]] && exit 1
 done
 exit 0
