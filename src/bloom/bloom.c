@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "bloom_plan.h"
 #include "bloom_probe.h"
 
 int sk_bloom_create(sk_bloom **out, const sk_bloom_options *opts)

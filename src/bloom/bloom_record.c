@@ -13,7 +13,7 @@
 #include <sys/mman.h>
 
 #include "bloom_internal.h"
-#include "bloom_math.h"
+#include "bloom_plan.h"
 
 /* Layer records a table starts with when a chain outgrows its first. */
 #define FIRST_TABLE 4
