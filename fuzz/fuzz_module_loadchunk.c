@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_module_loadchunk.c: BF.LOADCHUNK commands of any iterators and
- * bytes, through the module's own command (module/bf_commands.c) in the
+ * bytes, through the module's own command (module/bf_dump.c) in the
  * module harness.
  *
  * Input: a control byte. With bit 1 clear, records follow, each a flag byte

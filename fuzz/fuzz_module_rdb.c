@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * fuzz_module_rdb.c: the module's rdb_load callbacks (module/bf_commands.c
- * and module/hll_commands.c) on any RDB or RESTORE payload, through the
+ * fuzz_module_rdb.c: the module's rdb_load callbacks (module/bf_type.c
+ * and module/hll_type.c) on any RDB or RESTORE payload, through the
  * module harness, which hands them the input as the stream of LoadUnsigned
  * and LoadStringBuffer values (module_harness.h has its encoding).
  *

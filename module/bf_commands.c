@@ -33,21 +33,16 @@
  * A key whose BF.LOADCHUNK restore has not finished holds a filter with some
  * of its bits: it takes nothing but the restore's next chunks, and answers
  * no query, until the last chunk completes it (docs/redis-module.md).
- *
- * BF.SCANDUMP's iterator is one more than the dump offset where the next
- * piece starts (0 only when there is none): BF.LOADCHUNK receives the
- * iterator returned with a piece, so it knows where that piece ends.
  */
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "bf_commands.h"
 #include "bf_type.h"
 #include "common.h"
 #include "module.h"
 
-#define SCANDUMP_PIECE (16u << 20)
-#define DEBUG_LINE 192
 
 /* ---- creation and limits -------------------------------------------------- */
 
@@ -62,9 +57,6 @@ static struct bloom_params default_params(void)
     return (struct bloom_params){module_config.bf_error_rate, module_config.bf_initial_size,
                                  module_config.bf_expansion};
 }
-
-static const char RESTORING[] = "ERR the filter is being restored: BF.LOADCHUNK its "
-                                "remaining chunks first";
 
 static int reply_too_large(RedisModuleCtx *ctx, uint64_t bytes)
 {
@@ -143,17 +135,6 @@ static int add_item(RedisModuleCtx *ctx, sk_bloom *f, RedisModuleString *item)
     else
         reply_status(ctx, rc);
     return rc;
-}
-
-/* For a command that reads, adds or dumps items: a filter whose restore has
- * not finished is refused (its key closed, the error replied). */
-static int refuse_restoring(RedisModuleCtx *ctx, RedisModuleKey *key, const sk_bloom *f)
-{
-    if (f == NULL || !sk_bloom_restoring(f))
-        return 0;
-    RM_CloseKey(key);
-    RM_ReplyWithError(ctx, RESTORING);
-    return 1;
 }
 
 /* open_filter, refusing a filter whose restore has not finished. */
@@ -523,248 +504,6 @@ static int cmd_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return exists_command(ctx, argv, argc, 0);
 }
 
-/* BF.CARD key */
-static int cmd_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
-{
-    if (argc != 2)
-        return RM_WrongArity(ctx);
-    sk_bloom *f;
-    RedisModuleKey *key;
-    if (open_filter(ctx, argv[1], RM_READ, &key, &f) != RM_OK)
-        return RM_OK;
-    sk_bloom_info info = {0};
-    if (f != NULL)
-        sk_bloom_get_info(f, &info);
-    RM_ReplyWithLongLong(ctx, (long long)info.count);
-    RM_CloseKey(key);
-    return RM_OK;
-}
-
-/* Opens a key that must hold a filter, replying "ERR not found" when it is
- * empty; NULL after an error reply. */
-static sk_bloom *open_existing(RedisModuleCtx *ctx, RedisModuleString *name,
-                               RedisModuleKey **key)
-{
-    sk_bloom *f;
-    if (open_filter(ctx, name, RM_READ, key, &f) != RM_OK)
-        return NULL;
-    if (f == NULL) {
-        RM_CloseKey(*key);
-        RM_ReplyWithError(ctx, "ERR not found");
-    }
-    return f;
-}
-
-/* BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION]: a map of
- * the five (a flat array in RESP2); one field alone is a map of one in
- * RESP3 and, as in RedisBloom, an array of just its value in RESP2. Size is
- * the bytes the filter holds. */
-static int cmd_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
-{
-    if (argc != 2 && argc != 3)
-        return RM_WrongArity(ctx);
-    RedisModuleKey *key;
-    sk_bloom *f = open_existing(ctx, argv[1], &key);
-    if (f == NULL)
-        return RM_OK;
-    sk_bloom_info info;
-    sk_bloom_get_info(f, &info);
-    static const char *const names[5] = {"Capacity", "Size", "Number of filters",
-                                         "Number of items inserted", "Expansion rate"};
-    static const char *const keywords[5] = {"CAPACITY", "SIZE", "FILTERS", "ITEMS",
-                                            "EXPANSION"};
-    long long values[5] = {(long long)info.capacity, (long long)info.memory,
-                           (long long)info.layers, (long long)info.count,
-                           (long long)info.expansion};
-    int only = -1;
-    if (argc == 3) {
-        for (int i = 0; i < 5; i++)
-            if (arg_is(argv[2], keywords[i]))
-                only = i;
-        if (only < 0) {
-            RM_CloseKey(key);
-            return RM_ReplyWithError(ctx, "Invalid information value");
-        }
-    }
-    int named = only < 0 || (RM_GetContextFlags(ctx) & RM_CTX_FLAGS_RESP3);
-    if (named)
-        RM_ReplyWithMap(ctx, only < 0 ? 5 : 1);
-    else
-        RM_ReplyWithArray(ctx, 1);
-    for (int i = 0; i < 5; i++) {
-        if (only >= 0 && i != only)
-            continue;
-        if (named)
-            RM_ReplyWithSimpleString(ctx, names[i]);
-        if (i == 4 && info.expansion == 0)
-            RM_ReplyWithNull(ctx);
-        else
-            RM_ReplyWithLongLong(ctx, values[i]);
-    }
-    RM_CloseKey(key);
-    return RM_OK;
-}
-
-/* BF.DEBUG key: "size:<items>", then a line per layer in RedisBloom's
- * shape; hashwidth is 64 since every index comes from one 64-bit hash. */
-static int cmd_debug(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
-{
-    if (argc != 2)
-        return RM_WrongArity(ctx);
-    RedisModuleKey *key;
-    sk_bloom *f = open_existing(ctx, argv[1], &key);
-    if (f == NULL)
-        return RM_OK;
-    sk_bloom_info info;
-    sk_bloom_get_info(f, &info);
-    char line[DEBUG_LINE];
-    RM_ReplyWithArray(ctx, 1 + (long)info.layers);
-    int n = snprintf(line, sizeof line, "size:%llu", (unsigned long long)info.count);
-    RM_ReplyWithStringBuffer(ctx, line, (size_t)n);
-    for (unsigned i = 0; i < info.layers; i++) {
-        sk_bloom_layer layer;
-        sk_bloom_get_layer(f, i, &layer);
-        n = snprintf(line, sizeof line,
-                     "bytes:%llu bits:%llu hashes:%u hashwidth:64 capacity:%llu size:%llu "
-                     "ratio:%g",
-                     (unsigned long long)layer.bytes, (unsigned long long)layer.bits,
-                     layer.hashes, (unsigned long long)layer.capacity,
-                     (unsigned long long)layer.count, layer.fp_rate);
-        RM_ReplyWithStringBuffer(ctx, line, (size_t)n);
-    }
-    RM_CloseKey(key);
-    return RM_OK;
-}
-
-/* ---- dumps ------------------------------------------------------------------ */
-
-/* BF.SCANDUMP key iterator */
-static int cmd_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
-{
-    if (argc != 3)
-        return RM_WrongArity(ctx);
-    RedisModuleKey *key;
-    sk_bloom *f = open_existing(ctx, argv[1], &key);
-    if (f == NULL || refuse_restoring(ctx, key, f))
-        return RM_OK;
-    long long iterator;
-    if (RM_StringToLongLong(argv[2], &iterator) != RM_OK) {
-        RM_CloseKey(key);
-        return RM_ReplyWithError(ctx, "Second argument must be numeric");
-    }
-    uint64_t size = sk_bloom_dump_size(f);
-    uint64_t start = iterator <= 0 ? 0 : (uint64_t)iterator - 1;
-    uint64_t len = iterator == 0  ? sk_bloom_dump_header_size(f)
-                   : iterator < 0 ? 0
-                                  : (size > start ? size - start : 0);
-    if (len > SCANDUMP_PIECE)
-        len = SCANDUMP_PIECE;
-    char *buf = len == 0 ? NULL : RM_TryAlloc(len);
-    if (len > 0 && (buf == NULL || sk_bloom_dump_read(f, start, buf, len) != SK_OK)) {
-        RM_Free(buf);
-        RM_CloseKey(key);
-        return RM_ReplyWithError(ctx, "ERR out of memory reading the filter");
-    }
-    RM_ReplyWithArray(ctx, 2);
-    RM_ReplyWithLongLong(ctx, len == 0 ? 0 : (long long)(start + len + 1));
-    RM_ReplyWithStringBuffer(ctx, len == 0 ? "" : buf, len);
-    if (buf != NULL)
-        RM_Free(buf);
-    RM_CloseKey(key);
-    return RM_OK;
-}
-
-/* The header piece of BF.LOADCHUNK: a new, empty filter of its shape, on an
- * empty key only, so that no chunk can drop a filter that holds items. */
-static int load_header(RedisModuleCtx *ctx, RedisModuleKey *key, const char *data, size_t len)
-{
-    sk_bloom *restored;
-    size_t header_len;
-    uint64_t limit = key_limit(ctx);
-    int rc = sk_bloom_restore_begin(&restored, data, len, &header_len, &module_allocator, limit);
-    if (rc == SK_EBUDGET) {
-        char message[160];
-        snprintf(message, sizeof message,
-                 "ERR the filter would take more than the module's MAX-KEY-MEMORY of %llu "
-                 "bytes",
-                 (unsigned long long)limit);
-        RM_ReplyWithError(ctx, message);
-        return RM_ERR;
-    }
-    if (rc == SK_OK && header_len != len) {
-        sk_bloom_free(restored);
-        rc = SK_ECORRUPT;
-    }
-    if (rc != SK_OK) {
-        RM_ReplyWithError(ctx, "ERR received bad data");
-        return RM_ERR;
-    }
-    bloom_adopt(restored);
-    RM_ModuleTypeSetValue(key, bloom_type, restored);
-    return RM_OK;
-}
-
-/* A piece of the bit arrays; the last one checks the whole filter. */
-static int load_chunk(RedisModuleCtx *ctx, RedisModuleKey *key, sk_bloom *f, uint64_t start,
-                      const char *data, size_t len)
-{
-    int rc = sk_bloom_restore_chunk(f, start, data, len);
-    if (rc == SK_EINCOMPAT) {
-        RM_ReplyWithError(ctx, "ERR the filter is complete: a restore starts with its header "
-                               "on an empty key");
-        return RM_ERR;
-    }
-    if (rc == SK_OK && start + len == sk_bloom_dump_size(f) && sk_bloom_restore_finish(f) != SK_OK) {
-        /* Replicated as it came, so that replicas and the AOF, which had
-         * every earlier chunk, drop the filter too. */
-        RM_DeleteKey(key);
-        RM_ReplicateVerbatim(ctx);
-        RM_ReplyWithError(ctx, "ERR received bad data: checksum mismatch");
-        return RM_ERR;
-    }
-    if (rc != SK_OK) {
-        RM_ReplyWithError(ctx, "ERR received bad data");
-        return RM_ERR;
-    }
-    return RM_OK;
-}
-
-/* BF.LOADCHUNK key iterator data */
-static int cmd_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
-{
-    if (argc != 4)
-        return RM_WrongArity(ctx);
-    long long iterator;
-    size_t len;
-    const char *data = RM_StringPtrLen(argv[3], &len);
-    if (RM_StringToLongLong(argv[2], &iterator) != RM_OK)
-        return RM_ReplyWithError(ctx, "ERR Second argument must be numeric");
-    if (iterator <= 0 || (uint64_t)iterator - 1 < len)
-        return RM_ReplyWithError(ctx, "ERR received bad data");
-    uint64_t start = (uint64_t)iterator - 1 - len;
-    sk_bloom *f;
-    RedisModuleKey *key;
-    if (open_filter(ctx, argv[1], RM_READ | RM_WRITE, &key, &f) != RM_OK)
-        return RM_OK;
-    const char *refused = start == 0 && f != NULL ? "ERR item exists"
-                          : start != 0 && f == NULL ? "ERR not found"
-                                                    : NULL;
-    int rc = RM_ERR;
-    if (refused != NULL)
-        RM_ReplyWithError(ctx, refused);
-    else if (start == 0)
-        rc = load_header(ctx, key, data, len);
-    else
-        rc = load_chunk(ctx, key, f, start, data, len);
-    if (rc == RM_OK) {
-        RM_NotifyKeyspaceEvent(ctx, RM_NOTIFY_GENERIC, "bf.loadchunk", argv[1]);
-        RM_ReplicateVerbatim(ctx);
-        RM_ReplyWithSimpleString(ctx, "OK");
-    }
-    RM_CloseKey(key);
-    return RM_OK;
-}
-
 int bloom_register(RedisModuleCtx *ctx)
 {
     if (bloom_type_create(ctx) != RM_OK)
@@ -780,11 +519,11 @@ int bloom_register(RedisModuleCtx *ctx)
         {"BF.INSERT", cmd_insert, "write deny-oom"},
         {"BF.EXISTS", cmd_exists, "readonly fast"},
         {"BF.MEXISTS", cmd_mexists, "readonly fast"},
-        {"BF.CARD", cmd_card, "readonly fast"},
-        {"BF.INFO", cmd_info, "readonly fast"},
-        {"BF.DEBUG", cmd_debug, "readonly"},
-        {"BF.SCANDUMP", cmd_scandump, "readonly"},
-        {"BF.LOADCHUNK", cmd_loadchunk, "write deny-oom"},
+        {"BF.CARD", bf_card, "readonly fast"},
+        {"BF.INFO", bf_info, "readonly fast"},
+        {"BF.DEBUG", bf_debug, "readonly"},
+        {"BF.SCANDUMP", bf_scandump, "readonly"},
+        {"BF.LOADCHUNK", bf_loadchunk, "write deny-oom"},
     };
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (RM_CreateCommand(ctx, commands[i].name, commands[i].fn, commands[i].flags, 1, 1,

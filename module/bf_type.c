@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bf_type.c: the Bloom filter type of sketch.so: opening a key that holds
- * one, and what the server calls to save, load, rewrite, digest, measure,
+ * one (or must), and what the server calls to save, load, rewrite, digest, measure,
  * copy and free it.
  *
  * RDB keeps a filter as its dump (docs/bloom-format.md): the header, the
@@ -49,6 +49,30 @@ int open_filter(RedisModuleCtx *ctx, RedisModuleString *name, int mode,
     }
     *filter = RM_ModuleTypeGetValue(*key);
     return RM_OK;
+}
+
+/* See bf_type.h. */
+sk_bloom *open_existing(RedisModuleCtx *ctx, RedisModuleString *name, RedisModuleKey **key)
+{
+    sk_bloom *f;
+    if (open_filter(ctx, name, RM_READ, key, &f) != RM_OK)
+        return NULL;
+    if (f == NULL) {
+        RM_CloseKey(*key);
+        RM_ReplyWithError(ctx, "ERR not found");
+    }
+    return f;
+}
+
+/* See bf_type.h. */
+int refuse_restoring(RedisModuleCtx *ctx, RedisModuleKey *key, const sk_bloom *f)
+{
+    if (f == NULL || !sk_bloom_restoring(f))
+        return 0;
+    RM_CloseKey(key);
+    RM_ReplyWithError(ctx, "ERR the filter is being restored: BF.LOADCHUNK its remaining "
+                           "chunks first");
+    return 1;
 }
 
 /* See bf_type.h. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bf_type.h: the Bloom filter type of sketch.so (bf_type.c), which the BF.*
- * commands (bf_commands.c) store in keys.
+ * commands (bf_commands.c, bf_info.c, bf_dump.c) store in keys.
  */
 #ifndef SKETCH_MODULE_BF_TYPE_H
 #define SKETCH_MODULE_BF_TYPE_H
@@ -17,6 +17,15 @@ extern RedisModuleType *bloom_type;
  * Replies WRONGTYPE and returns RM_ERR for a key of another type. */
 int open_filter(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisModuleKey **key,
                 sk_bloom **filter);
+
+/* Opens a key that must hold a filter, to read: NULL after replying an
+ * error ("ERR not found" for an empty key). */
+sk_bloom *open_existing(RedisModuleCtx *ctx, RedisModuleString *name, RedisModuleKey **key);
+
+/* For a command that reads, adds or dumps items: a filter whose BF.LOADCHUNK
+ * restore has not finished is refused, its key closed and the error
+ * replied (1); 0 for any other filter, or none. */
+int refuse_restoring(RedisModuleCtx *ctx, RedisModuleKey *key, const sk_bloom *f);
 
 /* Makes a filter loaded from a dump (RDB, RESTORE, BF.LOADCHUNK) one of
  * the module's: the key's memory limit as its budget, and non-scaling

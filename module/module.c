@@ -11,11 +11,11 @@
  * instead of exhausting the server. The settings, RedisBloom's names among
  * them, are in config.c, and CONFIG SET changes them at run time.
  *
- * The commands are in bf_commands.c (BF.*, compatible with RedisBloom) and
- * hll_commands.c (HLL.*), their descriptions in command_docs.c. Both kinds
- * keep their values in types of their own (bf_type.c for filters), saved in
- * RDB and AOF, copied by DUMP/RESTORE and MIGRATE, and replicated
- * verbatim.
+ * The commands are in bf_commands.c, bf_info.c and bf_dump.c (BF.*,
+ * compatible with RedisBloom) and hll_commands.c (HLL.*), their
+ * descriptions in command_docs.c. Both kinds keep their values in types of
+ * their own (bf_type.c for filters), saved in RDB and AOF, copied by
+ * DUMP/RESTORE and MIGRATE, and replicated verbatim.
  */
 #include "command_docs.h"
 #include "common.h"
