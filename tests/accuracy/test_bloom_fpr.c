@@ -309,7 +309,6 @@ static void *worker(void *arg)
 
 static int run_grid(void **state)
 {
-    (void)state;
     build_grid();
     atomic_store(&next_point, 0);
     pthread_t threads[WORKERS];
@@ -438,7 +437,6 @@ static int grid_has(int kind, uint64_t n, double p)
  * 10^-6 for every kind. */
 static void test_grid_coverage(void **state)
 {
-    (void)state;
     for (int kind = 0; kind < COVERED_KINDS; kind++) {
         for (uint64_t n = 1000; n <= 100000000; n *= 10)
             assert_true(grid_has(kind, n, 0));

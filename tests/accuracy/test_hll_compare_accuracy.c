@@ -149,7 +149,6 @@ static void check_grid(unsigned p, const struct point *points, size_t n)
 
 static void test_small_and_unequal_sets(void **state)
 {
-    (void)state;
     static const struct point points[] = {
         {1e3, 1e3, 200}, {1e3, 1e4, 200}, {1e4, 1e5, 100}, {1e5, 1e5, 100}};
     check_grid(14, points, sizeof points / sizeof *points);
@@ -157,7 +156,6 @@ static void test_small_and_unequal_sets(void **state)
 
 static void test_large_sets(void **state)
 {
-    (void)state;
     static const struct point points[] = {{1e6, 1e6, 60}, {1e7, 1e5, 20}, {1e7, 1e7, 16}};
     check_grid(14, points, sizeof points / sizeof *points);
 }
@@ -165,7 +163,6 @@ static void test_large_sets(void **state)
 /* Other precisions hold to the same bounds at their own error. */
 static void test_precisions_12_and_16(void **state)
 {
-    (void)state;
     static const struct point points[] = {{1e5, 1e5, 60}, {1e6, 1e5, 40}};
     check_grid(12, points, sizeof points / sizeof *points);
     check_grid(16, points, sizeof points / sizeof *points);

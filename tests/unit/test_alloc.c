@@ -83,7 +83,6 @@ static sk_bloom *new_filter(const sk_allocator *a, uint64_t capacity, sk_bloom_l
  * is the case. */
 static void test_fixed_cost_of_a_filter(void **state)
 {
-    (void)state;
     struct counter c;
     sk_allocator a = counting(&c);
     sk_bloom *f = new_filter(&a, 100, SK_BLOOM_AUTO);
@@ -108,7 +107,6 @@ static void test_fixed_cost_of_a_filter(void **state)
  * it, the filter fits and holds that much; with a byte less, it does not. */
 static void test_memory_a_filter_would_take(void **state)
 {
-    (void)state;
     struct counter c;
     sk_allocator a = counting(&c);
     const struct {
@@ -142,7 +140,6 @@ static void test_memory_a_filter_would_take(void **state)
 
 static void test_fixed_cost_of_a_sketch(void **state)
 {
-    (void)state;
     struct counter c;
     sk_allocator a = counting(&c);
     sk_hll *h;
@@ -169,7 +166,6 @@ static void test_fixed_cost_of_a_sketch(void **state)
  * allocator and give it all back. */
 static void test_everything_goes_through_the_allocator(void **state)
 {
-    (void)state;
     struct counter c;
     sk_allocator a = counting(&c);
     sk_bloom *f = new_filter(&a, 1000, SK_BLOOM_CLASSIC), *copy, *back, *opened;
@@ -243,7 +239,6 @@ static int same_sketch(const sk_hll *a, const sk_hll *b)
  * it had, and nothing leaks. */
 static void test_failing_allocator(void **state)
 {
-    (void)state;
     for (long fail_at = 1; fail_at < 40; fail_at++) {
         struct counter c;
         sk_allocator a = counting(&c);
@@ -329,7 +324,6 @@ static void test_failing_allocator(void **state)
  * its budget is refused before anything is allocated. */
 static void test_dumps_without_memory(void **state)
 {
-    (void)state;
     struct counter c;
     sk_allocator a = counting(&c);
     sk_bloom *f = new_filter(&a, 1000, SK_BLOOM_BLOCKED);

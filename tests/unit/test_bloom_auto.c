@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "sketch.h"
+#include "bloom_test_util.h"
 
 /* The rule's two limits, as docs/bloom-format.md states them. */
 #define SPLIT_OVER_BLOCKED 1.05
@@ -87,7 +88,6 @@ static const double RATES[] = {0.5,  0.2,    0.1,  0.05,   0.03, 0.025, 0.02,   
 
 static void test_the_rule_over_a_grid(void **state)
 {
-    (void)state;
     unsigned taken[4] = {0};
     for (size_t c = 0; c < sizeof CAPACITIES / sizeof CAPACITIES[0]; c++)
         for (size_t r = 0; r < sizeof RATES / sizeof RATES[0]; r++) {
@@ -105,7 +105,6 @@ static void test_the_rule_over_a_grid(void **state)
  * than 10% over classic (and split would need more still). */
 static void test_the_documented_choices(void **state)
 {
-    (void)state;
     static const struct {
         double p;
         sk_bloom_layout expect;
@@ -130,18 +129,10 @@ static void test_the_documented_choices(void **state)
     assert_true(s.bits >= 10095000 && s.bits <= 10105000);
 }
 
-static sk_bloom_info info_of(const sk_bloom *f)
-{
-    sk_bloom_info info;
-    sk_bloom_get_info(f, &info);
-    return info;
-}
-
 /* A filter made with SK_BLOOM_AUTO is of the layout and size that
  * sk_bloom_size_for and sk_bloom_plan report, fixed or scalable. */
 static void test_filters_report_the_choice(void **state)
 {
-    (void)state;
     static const struct {
         uint64_t n;
         double p;
@@ -179,7 +170,6 @@ static void test_filters_report_the_choice(void **state)
  * whatever AUTO would choose at their lower rates. */
 static void test_layers_keep_the_layout(void **state)
 {
-    (void)state;
     sk_bloom *f = NULL;
     sk_bloom_options o = {.capacity = 1000, .fp_rate = 0.01, .layout = SK_BLOOM_AUTO,
                           .expansion = 2};
@@ -209,7 +199,6 @@ static void test_layers_keep_the_layout(void **state)
  * chose before (blocked at 1%), made explicitly. */
 static void test_the_choice_survives_files_and_dumps(void **state)
 {
-    (void)state;
     char dir[] = "/tmp/sketch_bloom_auto_XXXXXX";
     assert_non_null(mkdtemp(dir));
     static const sk_bloom_layout layouts[] = {SK_BLOOM_AUTO, SK_BLOOM_BLOCKED,

@@ -26,102 +26,7 @@
 #include "common/format.h"
 #include "sketch.h"
 #include "../common/test_util.h"
-
-static char tmpdir[PATH_MAX];
-
-static int setup_dir(void **state)
-{
-    (void)state;
-    const char *base = getenv("TMPDIR");
-    int n = snprintf(tmpdir, sizeof tmpdir, "%s/sketch-test-in-place-XXXXXX",
-                     base != NULL && *base != '\0' ? base : "/tmp");
-    if (n < 0 || (size_t)n >= sizeof tmpdir)
-        return -1;
-    return mkdtemp(tmpdir) == NULL ? -1 : 0;
-}
-
-static int teardown_dir(void **state)
-{
-    (void)state;
-    char cmd[PATH_MAX + 16];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
-static void path_of(char *buf, const char *name)
-{
-    int n = snprintf(buf, PATH_MAX, "%s/%s", tmpdir, name);
-    assert_true(n > 0 && n < PATH_MAX);
-}
-
-static void add_keys(sk_bloom *f, uint64_t from, uint64_t to)
-{
-    for (uint64_t key = from; key < to; key++) {
-        int rc = sk_bloom_add(f, &key, sizeof key);
-        assert_true(rc == 0 || rc == 1);
-    }
-}
-
-/* Keys [from, to) through sk_bloom_add_batch, 1000 at a time. */
-static void add_keys_batch(sk_bloom *f, uint64_t from, uint64_t to)
-{
-    static uint64_t keys[1000];
-    static const void *items[1000];
-    static size_t lens[1000];
-    while (from < to) {
-        size_t n = to - from < 1000 ? (size_t)(to - from) : 1000;
-        for (size_t i = 0; i < n; i++) {
-            keys[i] = from + i;
-            items[i] = &keys[i];
-            lens[i] = sizeof keys[i];
-        }
-        assert_int_equal(sk_bloom_add_batch(f, items, lens, n, NULL), SK_OK);
-        from += n;
-    }
-}
-
-static void assert_all_found(const sk_bloom *f, uint64_t from, uint64_t to)
-{
-    for (uint64_t key = from; key < to; key++)
-        assert_int_equal(sk_bloom_contains(f, &key, sizeof key), 1);
-}
-
-static uint8_t *read_whole(const char *path, size_t *len)
-{
-    FILE *fp = fopen(path, "rb");
-    assert_non_null(fp);
-    assert_int_equal(fseek(fp, 0, SEEK_END), 0);
-    long size = ftell(fp);
-    assert_true(size > 0);
-    rewind(fp);
-    uint8_t *buf = malloc((size_t)size);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)size, fp), (size_t)size);
-    fclose(fp);
-    *len = (size_t)size;
-    return buf;
-}
-
-static void assert_same_file(const char *a, const char *b)
-{
-    size_t la, lb;
-    uint8_t *x = read_whole(a, &la), *y = read_whole(b, &lb);
-    assert_same_bytes_free(x, la, y, lb);
-}
-
-static sk_bloom *open_ok(const char *path, unsigned flags)
-{
-    sk_bloom *f = NULL;
-    assert_int_equal(sk_bloom_open(&f, path, flags, NULL), SK_OK);
-    return f;
-}
-
-static sk_bloom_info info_of(const sk_bloom *f)
-{
-    sk_bloom_info info;
-    sk_bloom_get_info(f, &info);
-    return info;
-}
+#include "bloom_test_util.h"
 
 /* A fixed filter of this layout for 300,000 items (several chunks), saved
  * empty at path; the filter is returned. */
@@ -135,7 +40,6 @@ static sk_bloom *saved_empty(const char *path, sk_bloom_layout layout)
 
 static void test_adds_in_place_write_what_a_save_writes(void **state)
 {
-    (void)state;
     static const sk_bloom_layout layouts[] = {SK_BLOOM_BLOCKED, SK_BLOOM_CLASSIC, SK_BLOOM_SPLIT};
     for (size_t layout_i = 0; layout_i < 3; layout_i++) {
         sk_bloom_layout layout = layouts[layout_i];
@@ -144,10 +48,10 @@ static void test_adds_in_place_write_what_a_save_writes(void **state)
         path_of(b, "whole.bloom");
         sk_bloom *whole = saved_empty(a, (sk_bloom_layout)layout);
         sk_bloom *f = open_ok(a, SK_BLOOM_IN_PLACE);
-        add_keys(f, 0, 1000);
-        add_keys_batch(f, 1000, 50000);
+        add_range(f, 0, 1000);
+        add_range_batch(f, 1000, 50000);
         assert_int_equal(sk_bloom_sync(f), SK_OK);
-        add_keys(f, 50000, 50003); /* a second commit */
+        add_range(f, 50000, 50003); /* a second commit */
         assert_int_equal(sk_bloom_sync(f), SK_OK);
         sk_bloom_hash hashes[97];
         for (uint64_t key = 50003; key < 50100; key++)
@@ -157,7 +61,7 @@ static void test_adds_in_place_write_what_a_save_writes(void **state)
         assert_int_equal(sk_bloom_sync(f), SK_OK);
         assert_all_found(f, 0, 50100);
         sk_bloom_free(f);
-        add_keys(whole, 0, 50100);
+        add_range(whole, 0, 50100);
         assert_true(sk_bloom_add_hash(whole, sk_bloom_hash_u64(7)) >= 0);
         assert_int_equal(sk_bloom_save(whole, b), SK_OK);
         assert_same_file(a, b);
@@ -171,12 +75,11 @@ static void test_adds_in_place_write_what_a_save_writes(void **state)
 
 static void test_adds_not_synced_leave_marks_that_the_next_sync_clears(void **state)
 {
-    (void)state;
     char a[PATH_MAX];
     path_of(a, "unsynced.bloom");
     sk_bloom_free(saved_empty(a, SK_BLOOM_BLOCKED));
     sk_bloom *f = open_ok(a, SK_BLOOM_IN_PLACE);
-    add_keys(f, 0, 3);
+    add_range(f, 0, 3);
     sk_bloom_free(f); /* as if the process had been killed here */
 
     /* Read, the file has the items, reports the chunks, and verifies: only
@@ -212,7 +115,6 @@ static void flip_byte(const char *path, off_t offset)
 
 static void test_a_damaged_chunk_is_refused_and_stays_reported(void **state)
 {
-    (void)state;
     char a[PATH_MAX];
     path_of(a, "damaged.bloom");
     sk_bloom_free(saved_empty(a, SK_BLOOM_BLOCKED));
@@ -235,13 +137,12 @@ static void test_a_damaged_chunk_is_refused_and_stays_reported(void **state)
 
 static void test_merge_and_clear_in_place(void **state)
 {
-    (void)state;
     char a[PATH_MAX], b[PATH_MAX];
     path_of(a, "merge.bloom");
     path_of(b, "merge-whole.bloom");
     sk_bloom *whole = saved_empty(a, SK_BLOOM_BLOCKED), *src = NULL;
     assert_int_equal(sk_bloom_copy(&src, whole), SK_OK);
-    add_keys(src, 0, 20000);
+    add_range(src, 0, 20000);
     sk_bloom *f = open_ok(a, SK_BLOOM_IN_PLACE);
     assert_int_equal(sk_bloom_merge(f, src), SK_OK);
     assert_int_equal(sk_bloom_sync(f), SK_OK);
@@ -261,24 +162,23 @@ static void test_merge_and_clear_in_place(void **state)
 
 static void test_a_scalable_filter_that_grows_is_written_whole(void **state)
 {
-    (void)state;
     char a[PATH_MAX];
     path_of(a, "scalable.bloom");
     sk_bloom *f = NULL;
     assert_int_equal(sk_bloom_create(&f, &(sk_bloom_options){.capacity = 1000, .fp_rate = 0.01,
                                                               .expansion = 2}),
                      SK_OK);
-    add_keys(f, 0, 500);
+    add_range(f, 0, 500);
     assert_int_equal(sk_bloom_save(f, a), SK_OK);
     sk_bloom_free(f);
     f = open_ok(a, SK_BLOOM_IN_PLACE);
-    add_keys(f, 500, 900); /* the first layer still has room */
+    add_range(f, 500, 900); /* the first layer still has room */
     assert_int_equal(sk_bloom_sync(f), SK_OK);
     assert_int_equal(info_of(f).layers, 1);
-    add_keys_batch(f, 900, 10000);
+    add_range_batch(f, 900, 10000);
     assert_true(info_of(f).layers > 1);
     assert_int_equal(sk_bloom_sync(f), SK_OK);
-    add_keys(f, 10000, 10100);
+    add_range(f, 10000, 10100);
     assert_int_equal(sk_bloom_sync(f), SK_OK);
     sk_bloom_info before = info_of(f);
     sk_bloom_free(f);
@@ -291,7 +191,6 @@ static void test_a_scalable_filter_that_grows_is_written_whole(void **state)
 
 static void test_what_in_place_refuses(void **state)
 {
-    (void)state;
     char a[PATH_MAX], old[PATH_MAX], fixture[PATH_MAX];
     path_of(a, "refuse.bloom");
     sk_bloom *mem = saved_empty(a, SK_BLOOM_BLOCKED);

@@ -71,7 +71,6 @@ static void finish_and_compare(sk_bloom *g, const uint8_t *dump, uint64_t size, 
 
 static void test_dump_of_an_unfinished_restore_restores_unfinished(void **state)
 {
-    (void)state;
     sk_bloom *f = filled_filter();
     assert_int_equal(sk_bloom_restoring(f), 0);
     uint64_t size;
@@ -106,7 +105,6 @@ static void test_dump_of_an_unfinished_restore_restores_unfinished(void **state)
 
 static void test_copy_of_an_unfinished_restore_is_unfinished(void **state)
 {
-    (void)state;
     sk_bloom *f = filled_filter();
     uint64_t size;
     uint8_t *dump = dump_of(f, &size);

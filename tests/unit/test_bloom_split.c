@@ -30,17 +30,17 @@
 #include "common/format.h"
 #include "sketch.h"
 #include "../common/test_util.h"
+#include "bloom_test_util.h"
 
 /* The salts as the format defines them. */
 static uint32_t salts[16];
 
 static int setup(void **state)
 {
-    (void)state;
     uint64_t s = 0;
     for (int i = 0; i < 16; i++)
         salts[i] = (uint32_t)splitmix64(&s) | 1;
-    return 0;
+    return setup_dir(state);
 }
 
 /* Sets, in the bytes of an array of `lines` lines, the bits the format
@@ -55,41 +55,6 @@ static void set_documented_bits(uint8_t *array, uint64_t lines, unsigned k, sk_b
         unsigned bit = i * width + pos;
         array[line * 64 + bit / 8] |= (uint8_t)(1u << (bit % 8));
     }
-}
-
-static char tmpdir[PATH_MAX - 64];
-
-static void path_of(char *buf, const char *name)
-{
-    if (tmpdir[0] == '\0') {
-        const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-        snprintf(tmpdir, sizeof tmpdir, "%s/sketch-split-XXXXXX", base);
-        assert_non_null(mkdtemp(tmpdir));
-    }
-    snprintf(buf, PATH_MAX, "%s/%s", tmpdir, name);
-}
-
-static uint8_t *read_whole(const char *path, size_t *len)
-{
-    FILE *fp = fopen(path, "rb");
-    assert_non_null(fp);
-    fseek(fp, 0, SEEK_END);
-    long size = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    uint8_t *buf = malloc((size_t)size + 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)size, fp), (size_t)size);
-    fclose(fp);
-    *len = (size_t)size;
-    return buf;
-}
-
-static void write_whole(const char *path, const uint8_t *data, size_t len)
-{
-    FILE *fp = fopen(path, "wb");
-    assert_non_null(fp);
-    assert_int_equal(fwrite(data, 1, len, fp), len);
-    assert_int_equal(fclose(fp), 0);
 }
 
 /* The saved bytes of f's one bit array. */
@@ -117,7 +82,6 @@ static uint8_t *saved_array(const sk_bloom *f, uint64_t *bytes)
  * one. */
 static void test_bits_are_where_the_format_puts_them(void **state)
 {
-    (void)state;
     enum { LINES = 61, ITEMS = 700 };
     for (unsigned k = 8; k <= 16; k += 8) {
         for (int way = 0; way < 4; way++) {
@@ -175,7 +139,6 @@ static void test_bits_are_where_the_format_puts_them(void **state)
  * of them, in a copy of the file, makes it absent. */
 static void test_every_bit_counts(void **state)
 {
-    (void)state;
     for (unsigned k = 8; k <= 16; k += 8) {
         sk_bloom *f;
         sk_bloom_options o = {.layout = SK_BLOOM_SPLIT, .bits = 512, .hashes = k};
@@ -219,7 +182,6 @@ static void test_every_bit_counts(void **state)
  * lane. */
 static void test_vector_masks_match_the_reference(void **state)
 {
-    (void)state;
     uint64_t seed = 3;
     for (int i = 0; i < 1000000; i++) {
         uint64_t h2 = splitmix64(&seed);
@@ -248,7 +210,6 @@ static void test_vector_masks_match_the_reference(void **state)
  * capacity, and not by one block fewer with either lane count. */
 static void test_sizing(void **state)
 {
-    (void)state;
     static const double rates[] = {0.3, 0.1, 0.01, 1e-3, 1e-4, 1e-6, 1e-9};
     static const uint64_t counts[] = {1, 100, 54321, 10000000};
     for (size_t r = 0; r < sizeof rates / sizeof rates[0]; r++) {
@@ -285,7 +246,6 @@ static void test_sizing(void **state)
 
 static void test_explicit_sizes(void **state)
 {
-    (void)state;
     static const unsigned bad[] = {1, 7, 9, 15, 17, 32, 64};
     sk_bloom *f;
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -317,17 +277,6 @@ static void test_explicit_sizes(void **state)
     }
 }
 
-static void fix_checksum(uint8_t *file)
-{
-    uint32_t layers = sk_load_le32(file + SK_BF_OFF_LAYERS);
-    XXH32_state_t *s = XXH32_createState();
-    XXH32_reset(s, 0);
-    XXH32_update(s, file, SK_BF_OFF_CHECKSUM);
-    XXH32_update(s, file + SK_BF_HEADER_SIZE, (size_t)SK_BF_LAYER_SIZE * layers);
-    sk_store_le32(file + SK_BF_OFF_CHECKSUM, XXH32_digest(s));
-    XXH32_freeState(s);
-}
-
 static int open_edited(const uint8_t *file, size_t len, size_t at, uint8_t value)
 {
     uint8_t *copy = malloc(len);
@@ -351,7 +300,6 @@ static int open_edited(const uint8_t *file, size_t len, size_t at, uint8_t value
  * than read their bits as another layout's. */
 static void test_format_version(void **state)
 {
-    (void)state;
     sk_bloom *f, *b;
     assert_int_equal(sk_bloom_new(&f, 10000, 0.01, SK_BLOOM_SPLIT), SK_OK);
     assert_int_equal(sk_bloom_new(&b, 10000, 0.01, SK_BLOOM_BLOCKED), SK_OK);
@@ -404,14 +352,6 @@ static void test_format_version(void **state)
     sk_bloom_free(b);
 }
 
-static int teardown(void **state)
-{
-    (void)state;
-    if (tmpdir[0] != '\0')
-        rmdir(tmpdir);
-    return 0;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -422,5 +362,5 @@ int main(void)
         cmocka_unit_test(test_explicit_sizes),
         cmocka_unit_test(test_format_version),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, teardown_dir);
 }

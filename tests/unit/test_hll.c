@@ -80,7 +80,6 @@ static void assert_same_registers(const sk_hll *a, const sk_hll *b)
 
 static void test_version_and_messages(void **state)
 {
-    (void)state;
     assert_string_equal(sk_version(), SK_VERSION_STRING);
     int codes[] = {SK_OK,       SK_ENOMEM,  SK_EINVAL,    SK_EFORMAT,  SK_EVERSION,
                    SK_ETRUNCATED, SK_ECORRUPT, SK_ECHECKSUM, SK_ENOSPACE, SK_EINCOMPAT,
@@ -97,7 +96,6 @@ static void test_version_and_messages(void **state)
 
 static void test_new_rejects_bad_precision(void **state)
 {
-    (void)state;
     sk_hll *h = (sk_hll *)&h;
     assert_int_equal(sk_hll_new(&h, SK_HLL_MIN_PRECISION - 1), SK_EINVAL);
     assert_null(h);
@@ -121,7 +119,6 @@ static void test_new_rejects_bad_precision(void **state)
 
 static void test_add_reports_changes(void **state)
 {
-    (void)state;
     sk_hll *h = new_hll(14);
     assert_int_equal(sk_hll_add(h, "alice", 5), 1);
     assert_int_equal(sk_hll_add(h, "alice", 5), 0);
@@ -135,7 +132,6 @@ static void test_add_reports_changes(void **state)
 
 static void test_hash_reads_every_byte_at_any_alignment(void **state)
 {
-    (void)state;
     uint8_t buf[64 + 8];
     uint64_t seed = 1;
     for (size_t i = 0; i < sizeof buf; i++)
@@ -161,7 +157,6 @@ static void test_hash_reads_every_byte_at_any_alignment(void **state)
 
 static void test_small_counts_are_exact(void **state)
 {
-    (void)state;
     sk_hll *h = new_hll(14);
     for (unsigned n = 1; n <= 300; n++) {
         add_items(h, n - 1, n);
@@ -175,7 +170,6 @@ static void test_small_counts_are_exact(void **state)
 
 static void test_sparse_turns_dense_at_the_limit(void **state)
 {
-    (void)state;
     for (unsigned p = SK_HLL_MIN_PRECISION; p <= SK_HLL_MAX_PRECISION; p++) {
         sk_hll *h = new_hll(p);
         sk_hll *reference = new_hll(p);
@@ -206,7 +200,6 @@ static void test_sparse_turns_dense_at_the_limit(void **state)
 
 static void test_copy_is_independent(void **state)
 {
-    (void)state;
     for (unsigned n = 10; n <= 100000; n *= 100) {
         sk_hll *h = new_hll(14), *c = NULL;
         add_items(h, 0, n);
@@ -224,7 +217,6 @@ static void test_copy_is_independent(void **state)
 
 static void test_reset_forgets_everything(void **state)
 {
-    (void)state;
     sk_hll *h = new_hll(12), *empty = new_hll(12);
     add_items(h, 0, 50000);
     assert_false(hll_is_sparse(h));
@@ -253,7 +245,6 @@ static uint64_t hash_of_register(unsigned p, uint32_t idx, unsigned value)
  * makes them dense). */
 static void test_sparse_finds_registers_wherever_they_are(void **state)
 {
-    (void)state;
     const unsigned p = 14;
     const uint32_t m = 1u << p;
     uint8_t *expected = calloc(m, 1);
@@ -294,7 +285,6 @@ static void test_sparse_finds_registers_wherever_they_are(void **state)
  * combination of representations. */
 static void test_merge_equals_sketch_of_union(void **state)
 {
-    (void)state;
     unsigned sizes[] = {0, 5, 1000, 100000};
     for (size_t a = 0; a < 4; a++) {
         for (size_t b = 0; b < 4; b++) {
@@ -320,7 +310,6 @@ static void test_merge_equals_sketch_of_union(void **state)
 /* Folding to a lower precision gives exactly the sketch built there. */
 static void test_fold_is_exact(void **state)
 {
-    (void)state;
     unsigned sizes[] = {0, 3, 300, 30000, 300000};
     for (size_t s = 0; s < 5; s++) {
         for (unsigned from = 4; from <= 18; from += 2) {
@@ -352,7 +341,6 @@ static void test_fold_is_exact(void **state)
 
 static void test_merge_of_different_precisions_folds_to_smaller(void **state)
 {
-    (void)state;
     sk_hll *fine = new_hll(16), *coarse = new_hll(12), *direct = new_hll(12);
     add_items(fine, 0, 40000);
     add_items(coarse, 20000, 60000);
@@ -375,7 +363,6 @@ static void test_merge_of_different_precisions_folds_to_smaller(void **state)
 
 static void test_bounds_contain_the_estimate(void **state)
 {
-    (void)state;
     sk_hll *h = new_hll(14);
     sk_hll_estimate e;
     sk_hll_estimate_with_bounds(h, &e);
@@ -404,7 +391,6 @@ static void test_bounds_contain_the_estimate(void **state)
 
 static void test_native_round_trip(void **state)
 {
-    (void)state;
     unsigned sizes[] = {0, 10, 2000, 200000};
     for (unsigned p = SK_HLL_MIN_PRECISION; p <= SK_HLL_MAX_PRECISION; p++) {
         for (size_t s = 0; s < 4; s++) {
@@ -430,7 +416,6 @@ static void test_native_round_trip(void **state)
 
 static void test_native_sizes_are_as_promised(void **state)
 {
-    (void)state;
     sk_hll *h = new_hll(14);
     add_items(h, 0, 10);
     uint64_t size;
@@ -472,7 +457,6 @@ static void expect_load_error(const uint8_t *buf, size_t len, int expected)
 
 static void test_native_rejects_damage(void **state)
 {
-    (void)state;
     sk_hll *h = new_hll(10);
     add_items(h, 0, 20);
     size_t len;
@@ -571,7 +555,6 @@ static void test_native_rejects_damage(void **state)
 
 static void test_redis_strings(void **state)
 {
-    (void)state;
     sk_hll *h = new_hll(14), *back = NULL;
     add_items(h, 0, 100);
     size_t len;
@@ -637,7 +620,6 @@ static void test_redis_strings(void **state)
 
 static void test_redis_export_folds_and_refuses_low_precision(void **state)
 {
-    (void)state;
     sk_hll *fine = new_hll(18), *at14 = new_hll(14), *coarse = new_hll(13), *back = NULL;
     add_items(fine, 0, 5000);
     add_items(at14, 0, 5000);
@@ -664,7 +646,6 @@ static void test_redis_export_folds_and_refuses_low_precision(void **state)
  * error; under AddressSanitizer this also proves no read goes out of bounds. */
 static void test_garbage_never_crashes(void **state)
 {
-    (void)state;
     uint64_t seed = 42;
     uint8_t buf[13000];
     for (int round = 0; round < 20000; round++) {
@@ -694,7 +675,6 @@ static void test_garbage_never_crashes(void **state)
  * the written bytes declare, whatever the sketch uses in memory. */
 static void test_serialized_encoding(void **state)
 {
-    (void)state;
     static const uint32_t counts[] = {0, 10, 2600, 20000};
     for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
         sk_hll *h;
@@ -733,7 +713,6 @@ static void test_serialized_encoding(void **state)
  * saturates and the error and bounds stay numbers. */
 static void test_saturated_registers(void **state)
 {
-    (void)state;
     uint8_t buf[SK_REDIS_HLL_HEADER_SIZE + 12288] = {0};
     memcpy(buf, SK_REDIS_HLL_MAGIC, 4);
     buf[SK_REDIS_HLL_OFF_ENCODING] = SK_REDIS_HLL_DENSE;
@@ -759,7 +738,6 @@ static void test_saturated_registers(void **state)
  * whether any of its adds changed a register. */
 static void test_batches_equal_single_adds(void **state)
 {
-    (void)state;
     static uint64_t hashes[3000];
     for (unsigned p = SK_HLL_MIN_PRECISION; p <= SK_HLL_MAX_PRECISION; p += 2) {
         sk_hll *h = new_hll(p), *reference = new_hll(p);

@@ -80,7 +80,6 @@ static void assert_near(double got, double want, double slack)
 
 static void test_empty_sketches(void **state)
 {
-    (void)state;
     sk_hll *a = new_hll(14), *b = new_hll(14);
     sk_hll_comparison c = compare(a, b);
     assert_well_formed(&c);
@@ -104,7 +103,6 @@ static void test_empty_sketches(void **state)
  * for sparse and dense sketches alike. */
 static void test_equal_sets(void **state)
 {
-    (void)state;
     const uint64_t sizes[] = {10, 1000, 200000};
     for (size_t i = 0; i < 3; i++) {
         sk_hll *a = hll_of_ids(14, 0, sizes[i]), *b = NULL;
@@ -129,7 +127,6 @@ static void test_equal_sets(void **state)
  * truth inside the bounds, and small ones (no register shared) exact. */
 static void test_disjoint_sets(void **state)
 {
-    (void)state;
     sk_hll *a = hll_of_ids(14, 0, 40), *b = hll_of_ids(14, 1000, 1030);
     sk_hll_comparison c = compare(a, b);
     assert_well_formed(&c);
@@ -159,7 +156,6 @@ static void test_disjoint_sets(void **state)
 /* A inside B: nothing of A apart, all of A retained. */
 static void test_one_inside_the_other(void **state)
 {
-    (void)state;
     const uint64_t sizes[][2] = {{50, 5000}, {5000, 500000}, {100000, 120000}};
     for (size_t i = 0; i < 3; i++) {
         sk_hll *a = hll_of_ids(14, 0, sizes[i][0]), *b = hll_of_ids(14, 0, sizes[i][1]);
@@ -184,7 +180,6 @@ static void test_one_inside_the_other(void **state)
  * with the folded sketch. */
 static void test_precisions_fold_to_the_smaller(void **state)
 {
-    (void)state;
     sk_hll *a = hll_of_ids(16, 0, 300000), *b = hll_of_ids(12, 250000, 400000), *folded = NULL;
     assert_int_equal(sk_hll_copy(&folded, a), SK_OK);
     assert_int_equal(sk_hll_fold(folded, 12), SK_OK);
@@ -204,7 +199,6 @@ static void test_precisions_fold_to_the_smaller(void **state)
  * are kept, sorted entries rather than bytes. */
 static void test_sparse_against_dense(void **state)
 {
-    (void)state;
     sk_hll *a = hll_of_ids(14, 0, 300), *b = hll_of_ids(14, 100, 100000);
     sk_hll_info ia, ib;
     sk_hll_get_info(a, &ia);
@@ -224,7 +218,6 @@ static void test_sparse_against_dense(void **state)
  * answer, not a crash or a NaN. */
 static void test_saturated_registers(void **state)
 {
-    (void)state;
     const unsigned p = 8;
     sk_hll *a = new_hll(p), *b = new_hll(p);
     for (uint32_t i = 0; i < (1u << p); i++)
@@ -241,7 +234,6 @@ static void test_saturated_registers(void **state)
 
 static void test_bad_arguments(void **state)
 {
-    (void)state;
     sk_hll *a = new_hll(14);
     sk_hll_comparison c;
     assert_int_equal(sk_hll_compare(NULL, a, &c), SK_EINVAL);

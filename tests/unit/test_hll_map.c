@@ -107,7 +107,6 @@ static void build(sk_hll_map *m, sk_hll **refs, unsigned precision, uint64_t see
 
 static void test_groups_are_their_sketches(void **state)
 {
-    (void)state;
     for (unsigned p = 4; p <= 18; p += 7) {
         sk_hll_map *m;
         assert_int_equal(sk_hll_map_new(&m, p), SK_OK);
@@ -139,7 +138,6 @@ static void test_groups_are_their_sketches(void **state)
  * cost bytes: a million groups of three items take under 128 MB. */
 static void test_small_groups_are_small(void **state)
 {
-    (void)state;
     sk_hll_map *m;
     assert_int_equal(sk_hll_map_new(&m, 14), SK_OK);
     enum { N = 1000000 };
@@ -171,7 +169,6 @@ static void test_small_groups_are_small(void **state)
  * register code decides both. */
 static void test_groups_turn_dense_sooner(void **state)
 {
-    (void)state;
     sk_hll_map *m;
     sk_hll *ref;
     assert_int_equal(sk_hll_map_new(&m, 14), SK_OK);
@@ -197,7 +194,6 @@ static void test_groups_turn_dense_sooner(void **state)
 
 static void test_merge(void **state)
 {
-    (void)state;
     sk_hll_map *a, *b;
     assert_int_equal(sk_hll_map_new(&a, 12), SK_OK);
     assert_int_equal(sk_hll_map_new(&b, 12), SK_OK);
@@ -239,7 +235,6 @@ static void test_merge(void **state)
 /* A batch adds exactly what single adds add, whatever the batch sizes. */
 static void test_batch_is_single_adds(void **state)
 {
-    (void)state;
     enum { N = 200000 };
     uint32_t *groups = malloc(N * sizeof *groups);
     uint64_t *items = malloc(N * sizeof *items);
@@ -310,7 +305,6 @@ static uint8_t *serialized(const sk_hll_map *m, size_t *len)
  * sketch; every truncation and every flipped byte is refused. */
 static void test_bytes_and_files(void **state)
 {
-    (void)state;
     sk_hll_map *m;
     assert_int_equal(sk_hll_map_new(&m, 10), SK_OK);
     sk_hll *refs[GROUPS] = {0};
@@ -407,7 +401,6 @@ static void test_bytes_and_files(void **state)
  * has no groups, keeps its precision and takes new ones. */
 static void test_copy_clear_and_options(void **state)
 {
-    (void)state;
     sk_hll_map *m, *copy;
     assert_int_equal(sk_hll_map_create(&m, &(sk_hll_map_options){0}), SK_OK);
     sk_hll_map_info info;
@@ -443,7 +436,6 @@ static void test_copy_clear_and_options(void **state)
 
 static void test_bad_arguments(void **state)
 {
-    (void)state;
     sk_hll_map *m;
     assert_int_equal(sk_hll_map_new(&m, 3), SK_EINVAL);
     assert_null(m);
@@ -492,7 +484,6 @@ static void failing_free(void *opaque, void *ptr, size_t size)
 
 static void test_out_of_memory(void **state)
 {
-    (void)state;
     for (long fail_at = 1; fail_at < 400; fail_at += 7) {
         struct failing f = {0, fail_at, 0};
         sk_allocator a = {failing_alloc, failing_free, &f, 0};
