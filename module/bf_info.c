@@ -13,6 +13,16 @@
  * their names. */
 #define DEBUG_LINE 192
 
+/* The filter at name and its info, or NULL once the error is replied. */
+static sk_bloom *existing_with_info(RedisModuleCtx *ctx, RedisModuleString *name,
+                                    RedisModuleKey **key, sk_bloom_info *info)
+{
+    sk_bloom *f = open_existing(ctx, name, key);
+    if (f != NULL)
+        sk_bloom_get_info(f, info);
+    return f;
+}
+
 /* BF.CARD key */
 int bf_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
@@ -39,11 +49,9 @@ int bf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (argc != 2 && argc != 3)
         return RM_WrongArity(ctx);
     RedisModuleKey *key;
-    sk_bloom *f = open_existing(ctx, argv[1], &key);
-    if (f == NULL)
-        return RM_OK;
     sk_bloom_info info;
-    sk_bloom_get_info(f, &info);
+    if (existing_with_info(ctx, argv[1], &key, &info) == NULL)
+        return RM_OK;
     static const char *const names[5] = {"Capacity", "Size", "Number of filters",
                                          "Number of items inserted", "Expansion rate"};
     static const char *const keywords[5] = {"CAPACITY", "SIZE", "FILTERS", "ITEMS",
@@ -87,11 +95,10 @@ int bf_debug(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (argc != 2)
         return RM_WrongArity(ctx);
     RedisModuleKey *key;
-    sk_bloom *f = open_existing(ctx, argv[1], &key);
+    sk_bloom_info info;
+    sk_bloom *f = existing_with_info(ctx, argv[1], &key, &info);
     if (f == NULL)
         return RM_OK;
-    sk_bloom_info info;
-    sk_bloom_get_info(f, &info);
     char line[DEBUG_LINE];
     RM_ReplyWithArray(ctx, 1 + (long)info.layers);
     int n = snprintf(line, sizeof line, "size:%llu", (unsigned long long)info.count);
