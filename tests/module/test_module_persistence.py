@@ -93,28 +93,30 @@ def aof_options(**more):
     return opts
 
 
-def test_aof_kill9_keeps_every_acknowledged_write(servers, tools):
-    s = servers.start(options=aof_options())
-    c = s.client()
-    data = tools.populate(c, seed=41)
+def survives_kill9(s, c, tools, data):
+    """Kills s with SIGKILL and starts it again: every write acknowledged on
+    c is back. Returns a client of the new server."""
     before = tools.snapshot_of(c, data)
     s.kill9()
     s.start()
     c = s.client()
     tools.assert_all_present(c, data)
     tools.assert_same_snapshot(before, tools.snapshot_of(c, data))
+    return c
+
+
+def test_aof_kill9_keeps_every_acknowledged_write(servers, tools):
+    s = servers.start(options=aof_options())
+    c = s.client()
+    data = tools.populate(c, seed=41)
+    c = survives_kill9(s, c, tools, data)
     # a second life: more writes after the replay, another crash
     more = tools.items("second-life", 3000)
     tools.madd(c, "bf:big", more)
     c.execute_command("HLL.ADD", "hll:sparse", *more)
     c.execute_command("HLL.MERGE", "hll:sparse", "hll:p4")
     data["present"]["bf:big"] += more
-    before = tools.snapshot_of(c, data)
-    s.kill9()
-    s.start()
-    c = s.client()
-    tools.assert_all_present(c, data)
-    tools.assert_same_snapshot(before, tools.snapshot_of(c, data))
+    survives_kill9(s, c, tools, data)
 
 
 def wait_rewrite_done(c, tools):
@@ -144,13 +146,9 @@ def test_aof_rewrite_without_rdb_preamble(servers, tools):
     tools.madd(c, "bf:scaling", more)
     data["present"]["bf:scaling"] += more
     c.execute_command("HLL.ADD", "hll:p4", *more)
-    before = tools.snapshot_of(c, data)
-    s.kill9()
-    s.start()
-    c = s.client()
-    tools.assert_all_present(c, data)
-    tools.assert_same_snapshot(before, tools.snapshot_of(c, data))
+    c = survives_kill9(s, c, tools, data)
     # and once more through an orderly restart
+    before = tools.snapshot_of(c, data)
     s.restart()
     c = s.client()
     tools.assert_same_snapshot(before, tools.snapshot_of(c, data))
@@ -276,6 +274,13 @@ def dumps(c, tools):
     return c.dump("bf"), c.dump("hll")
 
 
+@pytest.fixture
+def bf_dump(plain, tools):
+    """A client of the plain server, and the DUMP of a Bloom filter in it."""
+    c = plain.client()
+    return c, dumps(c, tools)[0]
+
+
 def assert_refused_and_alive(server, c, payload, what):
     try:
         c.restore("target", 0, payload)
@@ -311,9 +316,8 @@ def test_restore_bad_crc_refused(plain, tools):
         assert_refused_and_alive(plain, c, bytes(bad), "a flipped byte, old CRC")
 
 
-def test_restore_corrupt_bloom_bits_valid_crc(plain, tools):
-    c = plain.client()
-    bf, _ = dumps(c, tools)
+def test_restore_corrupt_bloom_bits_valid_crc(plain, tools, bf_dump):
+    c, bf = bf_dump
     fields = parse_module_payload(bf)
     # header, number of pieces, the piece, the restore's state (encoding 1)
     assert [f[0] for f in fields] == [5, 2, 5, 2]
@@ -323,9 +327,8 @@ def test_restore_corrupt_bloom_bits_valid_crc(plain, tools):
                                  "a Bloom filter with a flipped bit-array byte")
 
 
-def test_restore_corrupt_bloom_header_valid_crc(plain, tools):
-    c = plain.client()
-    bf, _ = dumps(c, tools)
+def test_restore_corrupt_bloom_header_valid_crc(plain, tools, bf_dump):
+    c, bf = bf_dump
     _, _, hdr_at, n = parse_module_payload(bf)[0]
     for offset in range(hdr_at, hdr_at + n, max(1, n // 16)):
         assert_refused_and_alive(plain, c, edited(tools, bf, offset, xor=0xFF),
@@ -352,20 +355,18 @@ def test_restore_corrupt_hll_valid_crc(plain, tools):
                                  "a HyperLogLog with a bad magic")
 
 
-def test_restore_bloom_piece_count_too_large_valid_crc(plain, tools):
+def test_restore_bloom_piece_count_too_large_valid_crc(plain, tools, bf_dump):
     """The header says one piece of bit array follows; the payload claims
     two. The module must refuse the value, not take the server down."""
-    c = plain.client()
-    bf, _ = dumps(c, tools)
+    c, bf = bf_dump
     _, count_at, _, count = parse_module_payload(bf)[1]
     assert count == 1 and bf[count_at] == 1
     assert_refused_and_alive(plain, c, edited(tools, bf, count_at, value=2),
                              "a Bloom filter whose piece count is one too many")
 
 
-def test_restore_bloom_piece_count_zero_valid_crc(plain, tools):
-    c = plain.client()
-    bf, _ = dumps(c, tools)
+def test_restore_bloom_piece_count_zero_valid_crc(plain, tools, bf_dump):
+    c, bf = bf_dump
     _, count_at, _, _ = parse_module_payload(bf)[1]
     assert_refused_and_alive(plain, c, edited(tools, bf, count_at, value=0),
                              "a Bloom filter whose piece count is zero")
