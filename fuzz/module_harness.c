@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "module.h"
+#include "module_harness_io.h"
 
 int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 
@@ -45,14 +46,6 @@ struct entry {
 
 struct RedisModuleKey {
     struct entry *e;
-};
-
-struct harness_io {
-    const uint8_t *in;
-    size_t len, pos;
-    uint8_t *out;
-    size_t outlen, outcap;
-    int error;
 };
 
 static struct entry **entries;
@@ -440,84 +433,6 @@ static int h_SetAbsExpire(RedisModuleKey *key, long long expire)
     return RM_OK;
 }
 
-static void put(struct harness_io *io, const void *data, size_t len)
-{
-    if (io->in != NULL)
-        fail("saving into a stream opened for loading");
-    if (io->outcap - io->outlen < len) {
-        size_t cap = io->outcap ? io->outcap : 256;
-        while (cap - io->outlen < len)
-            cap *= 2;
-        io->out = realloc(io->out, cap);
-        if (io->out == NULL)
-            fail("out of memory");
-        io->outcap = cap;
-    }
-    memcpy(io->out + io->outlen, data, len);
-    io->outlen += len;
-}
-
-static void h_SaveUnsigned(RedisModuleIO *rio, uint64_t value)
-{
-    uint8_t b[8];
-    for (int i = 0; i < 8; i++)
-        b[i] = (uint8_t)(value >> (8 * i));
-    put((struct harness_io *)(void *)rio, b, 8);
-}
-
-static void h_SaveStringBuffer(RedisModuleIO *rio, const char *str, size_t len)
-{
-    uint8_t b[4];
-    if (len > UINT32_MAX)
-        fail("string buffer too large for the harness");
-    for (int i = 0; i < 4; i++)
-        b[i] = (uint8_t)(len >> (8 * i));
-    put((struct harness_io *)(void *)rio, b, 4);
-    put((struct harness_io *)(void *)rio, str, len);
-}
-
-static int take(struct harness_io *io, size_t n, const uint8_t **p)
-{
-    if (io->error || io->in == NULL || io->len - io->pos < n) {
-        io->error = 1;
-        return 0;
-    }
-    *p = io->in + io->pos;
-    io->pos += n;
-    return 1;
-}
-
-static uint64_t h_LoadUnsigned(RedisModuleIO *rio)
-{
-    const uint8_t *p;
-    if (!take((struct harness_io *)(void *)rio, 8, &p))
-        return 0;
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-    return v;
-}
-
-static char *h_LoadStringBuffer(RedisModuleIO *rio, size_t *len)
-{
-    struct harness_io *io = (struct harness_io *)(void *)rio;
-    const uint8_t *p;
-    if (!take(io, 4, &p))
-        return NULL;
-    size_t n = (size_t)p[0] | (size_t)p[1] << 8 | (size_t)p[2] << 16 | (size_t)p[3] << 24;
-    if (!take(io, n, &p))
-        return NULL;
-    char *buf = xmalloc(n);
-    memcpy(buf, p, n);
-    *len = n;
-    return buf;
-}
-
-static int h_IsIOError(RedisModuleIO *rio)
-{
-    return ((struct harness_io *)(void *)rio)->error;
-}
-
 /* The AOF rewrite: the emitted command runs at once. */
 static void h_EmitAOF(RedisModuleIO *rio, const char *cmd, const char *fmt, ...)
 {
@@ -559,32 +474,6 @@ static void h_EmitAOF(RedisModuleIO *rio, const char *cmd, const char *fmt, ...)
         fail("a command of the AOF rewrite failed");
 }
 
-/* Log lines are formatted, so that a bad format or argument shows up under
- * the sanitizers, and dropped. */
-static void format_and_drop(const char *fmt, va_list ap)
-{
-    char buf[512];
-    vsnprintf(buf, sizeof buf, fmt, ap);
-}
-
-static void h_LogIOError(RedisModuleIO *io, const char *level, const char *fmt, ...)
-{
-    (void)io, (void)level;
-    va_list ap;
-    va_start(ap, fmt);
-    format_and_drop(fmt, ap);
-    va_end(ap);
-}
-
-static void h_Log(RedisModuleCtx *ctx, const char *level, const char *fmt, ...)
-{
-    (void)ctx, (void)level;
-    va_list ap;
-    va_start(ap, fmt);
-    format_and_drop(fmt, ap);
-    va_end(ap);
-}
-
 static void h_Free(void *ptr)
 {
     free(ptr);
@@ -606,27 +495,6 @@ static RedisModuleCtx *h_GetContextFromIO(RedisModuleIO *io)
 {
     (void)io;
     return NULL;
-}
-
-/* Digests read every byte they are fed, so that the sanitizers see each
- * one; the sum is kept where the compiler cannot drop it. */
-static unsigned char digest_sum;
-
-static void h_DigestAddStringBuffer(RedisModuleDigest *md, const char *ele, size_t len)
-{
-    (void)md;
-    for (size_t i = 0; i < len; i++)
-        digest_sum = (unsigned char)(digest_sum + (unsigned char)ele[i]);
-}
-
-static void h_DigestAddLongLong(RedisModuleDigest *md, long long ll)
-{
-    h_DigestAddStringBuffer(md, (const char *)&ll, sizeof ll);
-}
-
-static void h_DigestEndSequence(RedisModuleDigest *md)
-{
-    (void)md;
 }
 
 static int h_ReplyWithBool(RedisModuleCtx *ctx, int b)
@@ -782,42 +650,6 @@ int harness_encver(int which)
 {
     harness_init();
     return types[which]->encver;
-}
-
-struct harness_io *harness_io_reader(const uint8_t *data, size_t len)
-{
-    struct harness_io *io = calloc(1, sizeof *io);
-    if (io == NULL)
-        fail("out of memory");
-    io->in = data != NULL ? data : (const uint8_t *)"";
-    io->len = len;
-    return io;
-}
-
-struct harness_io *harness_io_writer(void)
-{
-    struct harness_io *io = calloc(1, sizeof *io);
-    if (io == NULL)
-        fail("out of memory");
-    return io;
-}
-
-const uint8_t *harness_io_bytes(struct harness_io *io, size_t *len)
-{
-    *len = io->outlen;
-    return io->out;
-}
-
-int harness_io_error(struct harness_io *io)
-{
-    return io->error;
-}
-
-void harness_io_free(struct harness_io *io)
-{
-    if (io != NULL)
-        free(io->out);
-    free(io);
 }
 
 void harness_aof_rewrite(int which, const char *key, void *value)
