@@ -61,20 +61,6 @@ static int command_count;
 static RedisModuleType *types[2];
 static int type_count;
 
-static void fail(const char *what)
-{
-    fprintf(stderr, "module harness: %s\n", what);
-    abort();
-}
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (p == NULL)
-        fail("out of memory");
-    return p;
-}
-
 /* ---- keyspace ---------------------------------------------------------- */
 
 static struct entry *find(const char *name, size_t len)
@@ -91,12 +77,12 @@ static struct entry *create(const char *name, size_t len)
         entry_cap = entry_cap ? entry_cap * 2 : 8;
         entries = realloc(entries, entry_cap * sizeof *entries);
         if (entries == NULL)
-            fail("out of memory");
+            harness_fail("out of memory");
     }
     struct entry *e = calloc(1, sizeof *e);
     if (e == NULL)
-        fail("out of memory");
-    e->name = xmalloc(len);
+        harness_fail("out of memory");
+    e->name = harness_xmalloc(len);
     memcpy(e->name, name, len);
     e->namelen = len;
     entries[entry_count++] = e;
@@ -153,7 +139,7 @@ void harness_set_string(const char *key, size_t keylen, const void *value, size_
         e = create(key, keylen);
     clear_value(e);
     e->kind = KIND_STRING;
-    e->str = xmalloc(len);
+    e->str = harness_xmalloc(len);
     memcpy(e->str, value, len);
     e->strlen = len;
 }
@@ -193,8 +179,8 @@ static RedisModuleType *h_CreateDataType(RedisModuleCtx *ctx, const char *name, 
 {
     (void)ctx;
     if (strlen(name) != 9 || type_count == 2)
-        fail("bad data type registration");
-    RedisModuleType *t = xmalloc(sizeof *t);
+        harness_fail("bad data type registration");
+    RedisModuleType *t = harness_xmalloc(sizeof *t);
     t->methods = *methods;
     t->encver = encver;
     types[type_count++] = t;
@@ -232,7 +218,7 @@ static void *h_OpenKey(RedisModuleCtx *ctx, RedisModuleString *name, int mode)
             return NULL;
         e = create(name->ptr, name->len);
     }
-    RedisModuleKey *key = xmalloc(sizeof *key);
+    RedisModuleKey *key = harness_xmalloc(sizeof *key);
     key->e = e;
     open_keys++;
     return key;
@@ -282,7 +268,7 @@ static int h_StringSet(RedisModuleKey *key, RedisModuleString *str)
 static void check_line(const char *s)
 {
     if (strchr(s, '\r') != NULL || strchr(s, '\n') != NULL)
-        fail("a reply line holds a line break");
+        harness_fail("a reply line holds a line break");
 }
 
 static int h_ReplyWithError(RedisModuleCtx *ctx, const char *err)
@@ -391,8 +377,8 @@ static int h_StringToDouble(const RedisModuleString *str, double *value)
 static RedisModuleString *h_CreateString(RedisModuleCtx *ctx, const char *ptr, size_t len)
 {
     (void)ctx;
-    RedisModuleString *s = xmalloc(sizeof *s);
-    s->ptr = xmalloc(len + 1);
+    RedisModuleString *s = harness_xmalloc(sizeof *s);
+    s->ptr = harness_xmalloc(len + 1);
     memcpy(s->ptr, ptr, len);
     s->ptr[len] = '\0';
     s->len = len;
@@ -447,7 +433,7 @@ static void h_EmitAOF(RedisModuleIO *rio, const char *cmd, const char *fmt, ...)
     va_start(ap, fmt);
     for (const char *f = fmt; *f != '\0'; f++) {
         if (argc == 16)
-            fail("too many AOF arguments");
+            harness_fail("too many AOF arguments");
         if (*f == 's') {
             RedisModuleString *s = va_arg(ap, RedisModuleString *);
             argv[argc] = s->ptr;
@@ -466,12 +452,12 @@ static void h_EmitAOF(RedisModuleIO *rio, const char *cmd, const char *fmt, ...)
             argv[argc] = va_arg(ap, const char *);
             lens[argc++] = va_arg(ap, size_t);
         } else {
-            fail("unknown EmitAOF format");
+            harness_fail("unknown EmitAOF format");
         }
     }
     va_end(ap);
     if (harness_command(argc, argv, lens) != 0)
-        fail("a command of the AOF rewrite failed");
+        harness_fail("a command of the AOF rewrite failed");
 }
 
 static void h_Free(void *ptr)
@@ -576,7 +562,7 @@ static int h_SetCommandInfo(RedisModuleCommand *command, const RedisModuleComman
     (void)command;
     if (info->version == NULL || info->summary == NULL || count_args(info->args) == 0 ||
         info->key_specs == NULL || info->key_specs[0].begin_search_type == RM_BS_INVALID)
-        fail("a command's description is incomplete");
+        harness_fail("a command's description is incomplete");
     return RM_OK;
 }
 
@@ -611,7 +597,7 @@ void harness_init(void)
     RedisModuleString *args[2] = {h_CreateString(NULL, "MAX-KEY-MEMORY", 14),
                                   h_CreateString(NULL, "16mb", 4)};
     if (RedisModule_OnLoad(&ctx, args, 2) != RM_OK || type_count != 2)
-        fail("the module did not load");
+        harness_fail("the module did not load");
     h_FreeString(NULL, args[0]);
     h_FreeString(NULL, args[1]);
 }
@@ -626,14 +612,14 @@ int harness_command(int argc, const char *const *argv, const size_t *lens)
             fn = commands[i].fn;
     if (fn == NULL)
         return -1;
-    RedisModuleString **strs = xmalloc((size_t)argc * sizeof *strs);
+    RedisModuleString **strs = harness_xmalloc((size_t)argc * sizeof *strs);
     for (int i = 0; i < argc; i++)
         strs[i] = h_CreateString(NULL, argv[i], lens[i]);
     RedisModuleCtx ctx = {get_api, 0};
     int before = open_keys;
     fn(&ctx, strs, argc);
     if (open_keys != before)
-        fail("a command left a key open");
+        harness_fail("a command left a key open");
     for (int i = 0; i < argc; i++)
         h_FreeString(NULL, strs[i]);
     free(strs);

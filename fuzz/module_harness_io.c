@@ -3,7 +3,7 @@
  * module_harness_io.c: the streams a data type's methods write to and read
  * from in the harness (module_harness.h): RDB streams in the harness's own
  * byte layout, digests that read every byte, and logs that format every
- * line and drop it.
+ * line and drop it; and the harness's way out when it cannot go on.
  */
 #include "module_harness_io.h"
 
@@ -20,31 +20,31 @@ struct harness_io {
     int error;
 };
 
-static void io_fail(const char *what)
+void harness_fail(const char *what)
 {
     fprintf(stderr, "module harness: %s\n", what);
     abort();
 }
 
-static void *io_malloc(size_t n)
+void *harness_xmalloc(size_t n)
 {
     void *p = malloc(n ? n : 1);
     if (p == NULL)
-        io_fail("out of memory");
+        harness_fail("out of memory");
     return p;
 }
 
 static void put(struct harness_io *io, const void *data, size_t len)
 {
     if (io->in != NULL)
-        io_fail("saving into a stream opened for loading");
+        harness_fail("saving into a stream opened for loading");
     if (io->outcap - io->outlen < len) {
         size_t cap = io->outcap ? io->outcap : 256;
         while (cap - io->outlen < len)
             cap *= 2;
         io->out = realloc(io->out, cap);
         if (io->out == NULL)
-            io_fail("out of memory");
+            harness_fail("out of memory");
         io->outcap = cap;
     }
     memcpy(io->out + io->outlen, data, len);
@@ -63,7 +63,7 @@ void h_SaveStringBuffer(RedisModuleIO *rio, const char *str, size_t len)
 {
     uint8_t b[4];
     if (len > UINT32_MAX)
-        io_fail("string buffer too large for the harness");
+        harness_fail("string buffer too large for the harness");
     for (int i = 0; i < 4; i++)
         b[i] = (uint8_t)(len >> (8 * i));
     put((struct harness_io *)(void *)rio, b, 4);
@@ -101,7 +101,7 @@ char *h_LoadStringBuffer(RedisModuleIO *rio, size_t *len)
     size_t n = (size_t)p[0] | (size_t)p[1] << 8 | (size_t)p[2] << 16 | (size_t)p[3] << 24;
     if (!take(io, n, &p))
         return NULL;
-    char *buf = io_malloc(n);
+    char *buf = harness_xmalloc(n);
     memcpy(buf, p, n);
     *len = n;
     return buf;
@@ -120,22 +120,24 @@ static void format_and_drop(const char *fmt, va_list ap)
     vsnprintf(buf, sizeof buf, fmt, ap);
 }
 
+#define FORMAT_AND_DROP(fmt)                                                                       \
+    do {                                                                                           \
+        va_list ap;                                                                                \
+        va_start(ap, fmt);                                                                         \
+        format_and_drop(fmt, ap);                                                                  \
+        va_end(ap);                                                                                \
+    } while (0)
+
 void h_LogIOError(RedisModuleIO *io, const char *level, const char *fmt, ...)
 {
     (void)io, (void)level;
-    va_list ap;
-    va_start(ap, fmt);
-    format_and_drop(fmt, ap);
-    va_end(ap);
+    FORMAT_AND_DROP(fmt);
 }
 
 void h_Log(RedisModuleCtx *ctx, const char *level, const char *fmt, ...)
 {
     (void)ctx, (void)level;
-    va_list ap;
-    va_start(ap, fmt);
-    format_and_drop(fmt, ap);
-    va_end(ap);
+    FORMAT_AND_DROP(fmt);
 }
 
 /* Digests read every byte they are fed, so that the sanitizers see each
@@ -163,7 +165,7 @@ struct harness_io *harness_io_reader(const uint8_t *data, size_t len)
 {
     struct harness_io *io = calloc(1, sizeof *io);
     if (io == NULL)
-        io_fail("out of memory");
+        harness_fail("out of memory");
     io->in = data != NULL ? data : (const uint8_t *)"";
     io->len = len;
     return io;
@@ -173,7 +175,7 @@ struct harness_io *harness_io_writer(void)
 {
     struct harness_io *io = calloc(1, sizeof *io);
     if (io == NULL)
-        io_fail("out of memory");
+        harness_fail("out of memory");
     return io;
 }
 

@@ -9,6 +9,11 @@
 
 #include "module_harness.h"
 
+/* Prints what went wrong in the harness itself and aborts. */
+void harness_fail(const char *what);
+/* malloc, or harness_fail. */
+void *harness_xmalloc(size_t n);
+
 void h_SaveUnsigned(RedisModuleIO *rio, uint64_t value);
 void h_SaveStringBuffer(RedisModuleIO *rio, const char *str, size_t len);
 uint64_t h_LoadUnsigned(RedisModuleIO *rio);
