@@ -19,13 +19,7 @@
 #include "../common/test_util.h"
 
 #include "sketch.h"
-
-static sk_hll *new_hll(unsigned p)
-{
-    sk_hll *h = NULL;
-    assert_int_equal(sk_hll_new(&h, p), SK_OK);
-    return h;
-}
+#include "hll_test_util.h"
 
 /* Adds the items of ids [from, to): the same id is the same item anywhere. */
 static void add_ids(sk_hll *h, uint64_t from, uint64_t to)
