@@ -82,6 +82,7 @@ void bloom_adopt(sk_bloom *f)
     sk_bloom_get_info(f, &info);
     sk_bloom_set_max_memory(f, (uint64_t)module_config.max_key_memory);
     sk_bloom_set_refuse_when_full(f, info.expansion == 0);
+    bloom_one_writer(f);
 }
 
 /* Calls fn for the first `size` bytes of the dump of f in order: the
