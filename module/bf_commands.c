@@ -94,8 +94,7 @@ static sk_bloom *create_filter(RedisModuleCtx *ctx, const struct bloom_params *p
     sk_bloom *f;
     int rc = sk_bloom_create(&f, &o);
     if (rc == SK_OK) {
-        sk_bloom_set_max_memory(f, (uint64_t)module_config.max_key_memory);
-        bloom_one_writer(f);
+        bloom_adopt(f);
         return f;
     }
     if (rc == SK_EBUDGET)

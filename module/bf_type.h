@@ -27,19 +27,11 @@ sk_bloom *open_existing(RedisModuleCtx *ctx, RedisModuleString *name, RedisModul
  * replied (1); 0 for any other filter, or none. */
 int refuse_restoring(RedisModuleCtx *ctx, RedisModuleKey *key, const sk_bloom *f);
 
-/* Makes a filter loaded from a dump (RDB, RESTORE, BF.LOADCHUNK) one of
- * the module's: the key's memory limit as its budget, non-scaling ones
- * refusing new items once full, which dumps do not record, and one writer
- * (bloom_one_writer). */
+/* Makes a filter, created by a command or loaded from a dump (RDB,
+ * RESTORE, BF.LOADCHUNK), one of the module's: the key's memory limit as
+ * its budget, non-scaling ones refusing new items once full, which dumps
+ * do not record, and one writer. */
 void bloom_adopt(sk_bloom *f);
-
-/* Every filter of the module adds with plain stores, not atomic ORs: Redis
- * runs one command at a time on its main thread, and a fork's save only
- * reads. */
-static inline void bloom_one_writer(sk_bloom *f)
-{
-    sk_bloom_set_single_writer(f, 1);
-}
 
 /* Creates the type with its persistence methods; RM_ERR on failure. */
 int bloom_type_create(RedisModuleCtx *ctx);
