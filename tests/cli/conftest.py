@@ -33,18 +33,23 @@ def sk():
     if not wrapper:
         yield Sketch(SKETCH_BIN)
         return
-    # A directory and script that any user may read and run: some tests run
-    # the command as the user nobody.
+    # A directory, script and copy of the binary that any user may read and
+    # run: some tests run the command as the user nobody, who may not be able
+    # to reach the build tree (a checkout under a mode-0700 directory).
     directory = tempfile.mkdtemp(prefix="sketch-wrapper-")
+    everyone = (stat.S_IRWXU | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH
+                | stat.S_IXOTH)
     try:
         os.chmod(directory, 0o755)
+        binary = os.path.join(directory, "sketch-under-test")
+        shutil.copy(SKETCH_BIN, binary)
+        os.chmod(binary, everyone)
         script = os.path.join(directory, "sketch")
         with open(script, "w") as f:
             f.write("#!/bin/sh\nexec %s %s \"$@\"\n"
                     % (" ".join(shlex.quote(w) for w in shlex.split(wrapper)),
-                       shlex.quote(SKETCH_BIN)))
-        os.chmod(script, stat.S_IRWXU | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH
-                 | stat.S_IXOTH)
+                       shlex.quote(binary)))
+        os.chmod(script, everyone)
         yield Sketch(script)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
