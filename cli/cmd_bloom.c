@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -314,6 +315,7 @@ static int bloom_create(int argc, char **argv)
 
 struct add_worker {
     sk_bloom *filter;
+    pthread_mutex_t *writer; /* held for each batch's add: one writer at a time */
     const struct field_spec *fields;
     uint64_t skipped; /* lines without the field */
     uint64_t new_items;
@@ -345,8 +347,16 @@ static inline int add_take(void *ctx, struct line_batch *b, const char *line, si
 static int add_flush(void *ctx, struct line_batch *b)
 {
     struct add_worker *w = ctx;
+    sk_bloom_hash hashes[BLOOM_BATCH];
     uint8_t added[BLOOM_BATCH];
-    int rc = sk_bloom_add_batch(w->filter, b->items, b->lens, b->count, added);
+    /* The threads hash in parallel and take turns to set bits, as the
+     * filter's one writer at a time: plain stores, which cost a third of
+     * the locked ORs that concurrent writers would need. */
+    for (size_t i = 0; i < b->count; i++)
+        hashes[i] = sk_bloom_hash_bytes(b->items[i], b->lens[i]);
+    pthread_mutex_lock(w->writer);
+    int rc = sk_bloom_add_hash_batch(w->filter, hashes, b->count, added);
+    pthread_mutex_unlock(w->writer);
     if (rc != SK_OK)
         return rc;
     for (size_t i = 0; i < b->count; i++)
@@ -381,7 +391,6 @@ static int bloom_add(int argc, char **argv)
              "checksummed again", path, (unsigned long long)info.interrupted_chunks);
     uint64_t new_items = 0, skipped = 0;
     if (first + 1 < argc) {
-        sk_bloom_set_single_writer(f, 1);
         for (int i = first + 1; i < argc; i++) {
             int rc = sk_bloom_add(f, argv[i], strlen(argv[i]));
             if (rc < 0)
@@ -397,10 +406,9 @@ static int bloom_add(int argc, char **argv)
         if (inputs_interactive(in, count))
             progress.enabled = 0;
         int threads = info.expansion != 0 ? 1 : o.threads;
-        /* One thread: plain stores instead of locked ORs (sketch/bloom.h). */
-        if (threads == 1)
-            sk_bloom_set_single_writer(f, 1);
-        struct add_worker shared = {.filter = f, .fields = &o.fields, .batch.size = BLOOM_BATCH};
+        pthread_mutex_t writer = PTHREAD_MUTEX_INITIALIZER;
+        struct add_worker shared = {.filter = f, .writer = &writer, .fields = &o.fields,
+                                    .batch.size = BLOOM_BATCH};
         struct lines_run run;
         int err = lines_read_parallel(in, count, threads, add_worker_init, &shared, add_lines,
                                       &progress, &run);

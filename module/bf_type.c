@@ -82,9 +82,6 @@ void bloom_adopt(sk_bloom *f)
     sk_bloom_get_info(f, &info);
     sk_bloom_set_max_memory(f, (uint64_t)module_config.max_key_memory);
     sk_bloom_set_refuse_when_full(f, info.expansion == 0);
-    /* Plain stores, not atomic ORs: Redis runs one command at a time on its
-     * main thread, and a fork's save only reads. */
-    sk_bloom_set_single_writer(f, 1);
 }
 
 /* Calls fn for the first `size` bytes of the dump of f in order: the

@@ -30,7 +30,7 @@ int refuse_restoring(RedisModuleCtx *ctx, RedisModuleKey *key, const sk_bloom *f
 /* Makes a filter, created by a command or loaded from a dump (RDB,
  * RESTORE, BF.LOADCHUNK), one of the module's: the key's memory limit as
  * its budget, non-scaling ones refusing new items once full, which dumps
- * do not record, and one writer. */
+ * do not record. */
 void bloom_adopt(sk_bloom *f);
 
 /* Creates the type with its persistence methods; RM_ERR on failure. */

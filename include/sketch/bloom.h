@@ -17,7 +17,8 @@
  * 64-byte line (one miss, a few percent more bits); SK_BLOOM_SPLIT sets one
  * bit in each of a line's 8 or 16 parts (the fastest, a few vector
  * instructions, at most 5.4% more bits than blocked from 2% down to 1e-8).
- * SK_BLOOM_AUTO picks at creation by the rule of docs/bloom-format.md: for
+ * SK_BLOOM_AUTO, the default, picks at creation by the rule of
+ * docs/bloom-format.md: for
  * large filters blocked from 50% to 2.2%, split from 2% to about 5e-4,
  * classic below. Scalable filters (expansion >= 1) grow a layer at a time,
  * each `expansion` times larger, the rates of all layers summing to the one
@@ -40,9 +41,9 @@ extern "C" {
 typedef struct sk_bloom sk_bloom;
 
 typedef enum sk_bloom_layout {
-    SK_BLOOM_BLOCKED = 0,
+    SK_BLOOM_AUTO = 0,
     SK_BLOOM_CLASSIC = 1,
-    SK_BLOOM_AUTO = 2,
+    SK_BLOOM_BLOCKED = 2,
     SK_BLOOM_SPLIT = 3
 } sk_bloom_layout;
 
@@ -53,10 +54,10 @@ typedef enum sk_bloom_layout {
 #define SK_BLOOM_DEFAULT_FP_RATE 0.01
 #define SK_BLOOM_MAX_EXPANSION 32768
 
-/* Zero-initialized fields take the defaults (layout 0 is blocked). Give
- * capacity and fp_rate, or explicit bits and hashes (a fixed filter of a
- * concrete layout; blocked and split round bits up to a multiple of 512,
- * split takes 8 or 16 hashes). */
+/* Zero-initialized fields take the defaults: SK_BLOOM_AUTO, one adding
+ * thread at a time. Give capacity and fp_rate, or explicit bits and hashes
+ * (a fixed filter, blocked unless another layout is named; blocked and
+ * split round bits up to a multiple of 512, split takes 8 or 16 hashes). */
 typedef struct sk_bloom_options {
     uint64_t capacity;    /* items at fp_rate (of a scalable filter: its first layer) */
     double fp_rate;       /* 0: SK_BLOOM_DEFAULT_FP_RATE */
@@ -68,6 +69,8 @@ typedef struct sk_bloom_options {
     const sk_allocator *allocator; /* NULL: malloc and mmap */
     int refuse_when_full; /* fixed size: an add of a new item once count reaches capacity
                              fails with SK_EFULL, the filter unchanged */
+    int concurrent_writers; /* adds may come from many threads at once (sketch/bloom_extra.h);
+                               0: one at a time, with any number of threads querying */
 } sk_bloom_options;
 
 /* SK_EINVAL for options out of range, SK_ETOOLARGE past the limits,

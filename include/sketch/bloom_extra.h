@@ -12,10 +12,11 @@
  * lines, which bits that are only ever set make as good). An add that has
  * returned is seen by every contains that starts after it in happens-before
  * order (the same thread, or any thread that synchronized with it); a
- * contains concurrent with the add of the same item may answer either way. A caller with one
- * adding thread can say so with sk_bloom_set_single_writer and have faster
- * adds. Scalable filters, merge, intersect, clear, save and free need
- * exclusive access.
+ * contains concurrent with the add of the same item may answer either way.
+ * Adds from several threads at once need concurrent_writers (or
+ * sk_bloom_set_concurrent_writers); by default one thread at a time adds.
+ * Scalable filters, merge, intersect, clear, save and free need exclusive
+ * access.
  */
 #ifndef SKETCH_BLOOM_EXTRA_H
 #define SKETCH_BLOOM_EXTRA_H
@@ -94,19 +95,19 @@ SK_API int sk_bloom_add_hash_batch(sk_bloom *f, const sk_bloom_hash *hashes, siz
 SK_API void sk_bloom_contains_hash_batch(const sk_bloom *f, const sk_bloom_hash *hashes,
                                          size_t n, uint8_t *found);
 
-/* Promises (on != 0) that from now on one thread at a time adds to f (adds
- * from different threads ordered by happens-before: a mutex, a join), while
- * any number may still query it. Adds then set bits with relaxed atomic
- * loads and stores (plain moves) instead of locked ORs: blocked adds are
- * 1.5 to 2 times faster, classic ones, bound by their k cache misses, gain
- * little. A blocked add then writes its words back whether or not a bit
- * changed, which dirties pages (and copies those of a filter opened from a
- * file) even for items already present. Two threads adding at once to such
- * a filter may lose each other's bits: false negatives. Call it while no
- * add runs. Off by default. Scalable filters, which need exclusive access
- * anyway, always add with plain stores, but only for items that add a
- * bit. */
-SK_API void sk_bloom_set_single_writer(sk_bloom *f, int on);
+/* Whether adds to f may come from many threads at once (on != 0), as
+ * concurrent_writers of sk_bloom_options, for a filter read from a file or
+ * dump; call it while no add runs. Off by default: one thread at a time
+ * adds (adds from different threads ordered by happens-before: a mutex, a
+ * join), while any number may query, and adds set bits with relaxed atomic
+ * loads and stores (plain moves), 1.5 to 3 times as fast as the locked ORs
+ * that concurrent writers need. Such an add to a filter in memory writes
+ * its words back whether or not a bit changed, which needs no branch; a
+ * filter changed in place writes only for items that add a bit, so that
+ * pages of its file are not dirtied for nothing. Two threads adding at once
+ * without it may lose each other's bits: false negatives. Scalable
+ * filters need exclusive access whatever it says. */
+SK_API void sk_bloom_set_concurrent_writers(sk_bloom *f, int on);
 
 /* The memory budget of a filter read from a file or dump (0: none), as
  * max_memory of sk_bloom_options. */

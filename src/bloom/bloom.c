@@ -48,7 +48,8 @@ int sk_bloom_create(sk_bloom **out, const sk_bloom_options *opts)
     if (f == NULL)
         return SK_ENOMEM;
     f->max_memory = o.max_memory;
-    f->flags = o.refuse_when_full ? SK__BLOOM_REFUSE_FULL : 0;
+    f->flags = (uint8_t)((o.refuse_when_full ? SK__BLOOM_REFUSE_FULL : 0) |
+                         (o.concurrent_writers ? SK__BLOOM_MANY_WRITERS : 0));
     sk__bloom_update_plain(f);
     rc = sk__bloom_push_layer(f, &shape);
     if (rc != SK_OK) {
@@ -124,10 +125,10 @@ int sk__bloom_contains_hashed(const sk_bloom *f, struct item_hash h)
     return 0;
 }
 
-void sk_bloom_set_single_writer(sk_bloom *f, int on)
+void sk_bloom_set_concurrent_writers(sk_bloom *f, int on)
 {
-    f->flags = (uint8_t)(on ? f->flags | SK__BLOOM_SINGLE_WRITER
-                            : f->flags & ~SK__BLOOM_SINGLE_WRITER);
+    f->flags = (uint8_t)(on ? f->flags | SK__BLOOM_MANY_WRITERS
+                            : f->flags & ~SK__BLOOM_MANY_WRITERS);
 }
 
 void sk_bloom_set_max_memory(sk_bloom *f, uint64_t bytes)
@@ -148,9 +149,7 @@ int sk__bloom_add_hashed(sk_bloom *f, struct item_hash h)
             atomic_load_explicit(&f->first.count, memory_order_relaxed) >=
                 layer_capacity(&f->first))
             return layer_contains(&f->first, f->layout, h) ? 0 : SK_EFULL;
-        return layer_add(&f->first, f->layout, h,
-                         (f->flags & SK__BLOOM_SINGLE_WRITER) ? WRITERS_ONE_PROMISED
-                                                              : WRITERS_MANY);
+        return layer_add(&f->first, f->layout, h, writers_of(f));
     }
     /* The older layers are looked up; the newest needs no lookup before the
      * add, which reports whether the item was there, unless it is full and
@@ -172,32 +171,25 @@ int sk__bloom_add_hashed(sk_bloom *f, struct item_hash h)
     return layer_add(last, f->layout, h, WRITERS_ONE);
 }
 
-/* A single call runs as few instructions as it can for the common filter,
- * fixed, blocked or split, in memory and never refusing an add (for adds:
- * f->plain), and leaves every other
- * case to a function of its own: a short call, with no registers to save,
- * lets the processor start the loads of the calls after it while its own
- * is missing the cache, so that their misses overlap (docs/benchmarks.md).
- * The other cases are cloned too, for scalable split filters. The halves
- * of the hash go as two integers, not as a structure: the compiler would
- * pack that into a vector through the stack, and a load that a store
- * cannot forward to waits for the stores to retire, that is for the cache
- * miss of the call before, which serializes the calls (three times slower
- * measured). */
-static inline __attribute__((always_inline)) int add_fast(const sk_bloom *f,
-                                                          sk_bloom_layout layout)
+/* A single call runs as few instructions as it can for the common filter:
+ * fixed, split with 8 lanes, in memory, never refusing an add (for adds:
+ * f->plain) and with one writer. It is then a leaf with no stack frame,
+ * and leaves every other case to a function of its own, reached by a tail
+ * call: a short call lets the processor start the loads of the calls after
+ * it while its own is missing the cache, so that their misses overlap
+ * (docs/benchmarks.md). The halves of the hash go as two integers, not as a
+ * structure: the compiler would pack that into a vector through the stack,
+ * and a load that a store cannot forward to waits for the stores to
+ * retire, that is for the cache miss of the call before, which serializes
+ * the calls (three times slower measured). */
+static inline __attribute__((always_inline)) int split8_fast(const sk_bloom *f)
 {
-    return f->layout == layout && f->plain;
+    return f->layout == SK_BLOOM_SPLIT && f->first.hashes == 8;
 }
 
-static inline __attribute__((always_inline)) int contains_fast(const sk_bloom *f,
-                                                               sk_bloom_layout layout)
-{
-    return f->layout == layout && f->expansion == 0;
-}
-
-static PROBE_CLONES_NOINLINE int add_other(sk_bloom *f, uint64_t h1,
-                                                            uint64_t h2)
+/* flatten: the probes inlined into each clone, the AVX2 one included. */
+static PROBE_CLONES_NOINLINE __attribute__((flatten)) int add_other(sk_bloom *f, uint64_t h1,
+                                                                     uint64_t h2)
 {
     struct item_hash h = {h1, h2};
     if (f->file != NULL) {
@@ -208,38 +200,57 @@ static PROBE_CLONES_NOINLINE int add_other(sk_bloom *f, uint64_t h1,
     return sk__bloom_add_hashed(f, h);
 }
 
-static PROBE_CLONES_NOINLINE int contains_other(const sk_bloom *f, uint64_t h1,
-                                                                 uint64_t h2)
+static PROBE_CLONES_NOINLINE __attribute__((flatten)) int contains_other(const sk_bloom *f,
+                                                                          uint64_t h1,
+                                                                          uint64_t h2)
 {
     return sk__bloom_contains_hashed(f, (struct item_hash){h1, h2});
 }
 
 static inline __attribute__((always_inline)) int add_item(sk_bloom *f, uint64_t h1, uint64_t h2)
 {
-    enum writers writers =
-        (f->flags & SK__BLOOM_SINGLE_WRITER) ? WRITERS_ONE_PROMISED : WRITERS_MANY;
-    if (add_fast(f, SK_BLOOM_SPLIT))
-        return layer_add(&f->first, SK_BLOOM_SPLIT, (struct item_hash){h1, h2}, writers);
-    if (add_fast(f, SK_BLOOM_BLOCKED))
-        return layer_add(&f->first, SK_BLOOM_BLOCKED, (struct item_hash){h1, h2}, writers);
-    return add_other(f, h1, h2);
+    if (!split8_fast(f) || !f->plain || (f->flags & SK__BLOOM_MANY_WRITERS))
+        return add_other(f, h1, h2);
+    int changed = split_line_set_always(blocked_line(&f->first, h1), h2, 8);
+    /* Stored whether or not the item was new: no branch on the line's bits. */
+    atomic_store_explicit(&f->first.count,
+                          atomic_load_explicit(&f->first.count, memory_order_relaxed) +
+                              (uint64_t)changed,
+                          memory_order_relaxed);
+    return changed;
 }
 
 static inline __attribute__((always_inline)) int contains_item(const sk_bloom *f, uint64_t h1,
                                                                uint64_t h2)
 {
-    if (contains_fast(f, SK_BLOOM_SPLIT))
-        return split_line_has(blocked_line(&f->first, h1), h2, layer_hashes(&f->first));
-    if (contains_fast(f, SK_BLOOM_BLOCKED))
-        return blocked_line_has(blocked_line(&f->first, h1), h2, layer_hashes(&f->first));
-    return contains_other(f, h1, h2);
+    if (!split8_fast(f) || f->expansion != 0)
+        return contains_other(f, h1, h2);
+    return split_line_has(blocked_line(&f->first, h1), h2, 8);
 }
 
-/* flatten, as in bloom_batch.c: the item's hash inlined. */
-PROBE_CLONES __attribute__((flatten)) int sk_bloom_add(sk_bloom *f, const void *data, size_t len)
+/* Items of any length but 8, hashed out of line so that the 8-byte path
+ * keeps no registers across a call. */
+static PROBE_CLONES_NOINLINE int add_bytes(sk_bloom *f, const void *data, size_t len)
 {
     struct item_hash h = hash_item(data, len);
     return add_item(f, h.h1, h.h2);
+}
+
+static PROBE_CLONES_NOINLINE int contains_bytes(const sk_bloom *f, const void *data, size_t len)
+{
+    struct item_hash h = hash_item(data, len);
+    return contains_item(f, h.h1, h.h2);
+}
+
+/* Items of 8 bytes (integer keys, an address and a port) get XXH3 inline
+ * with the length a constant: a third of the instructions of the path for
+ * any length, and a call that stays a leaf. */
+PROBE_CLONES int sk_bloom_add(sk_bloom *f, const void *data, size_t len)
+{
+    if (len != 8)
+        return add_bytes(f, data, len);
+    XXH128_hash_t h = XXH3_128bits(data, 8);
+    return add_item(f, h.low64, h.high64);
 }
 
 int sk_bloom_add_unlimited(sk_bloom *f, const void *data, size_t len)
@@ -252,11 +263,12 @@ int sk_bloom_add_unlimited(sk_bloom *f, const void *data, size_t len)
     return rc;
 }
 
-PROBE_CLONES __attribute__((flatten)) int sk_bloom_contains(const sk_bloom *f, const void *data,
-                                                            size_t len)
+PROBE_CLONES int sk_bloom_contains(const sk_bloom *f, const void *data, size_t len)
 {
-    struct item_hash h = hash_item(data, len);
-    return contains_item(f, h.h1, h.h2);
+    if (len != 8)
+        return contains_bytes(f, data, len);
+    XXH128_hash_t h = XXH3_128bits(data, 8);
+    return contains_item(f, h.low64, h.high64);
 }
 
 sk_bloom_hash sk_bloom_hash_bytes(const void *data, size_t len)
@@ -274,13 +286,12 @@ sk_bloom_hash sk_bloom_hash_u64(uint64_t hash)
     return (sk_bloom_hash){hash, z ^ (z >> 31)};
 }
 
-PROBE_CLONES __attribute__((flatten)) int sk_bloom_add_hash(sk_bloom *f, sk_bloom_hash h)
+PROBE_CLONES int sk_bloom_add_hash(sk_bloom *f, sk_bloom_hash h)
 {
     return add_item(f, h.low, h.high);
 }
 
-PROBE_CLONES __attribute__((flatten)) int sk_bloom_contains_hash(const sk_bloom *f,
-                                                                 sk_bloom_hash h)
+PROBE_CLONES int sk_bloom_contains_hash(const sk_bloom *f, sk_bloom_hash h)
 {
     return contains_item(f, h.low, h.high);
 }

@@ -12,12 +12,6 @@
  */
 #include "bloom_probe.h"
 
-/* The writers of a filter of fixed size. */
-static inline enum writers writers_of(const sk_bloom *f)
-{
-    return (f->flags & SK__BLOOM_SINGLE_WRITER) ? WRITERS_ONE_PROMISED : WRITERS_MANY;
-}
-
 /* Items hashed, and announced to a filter's file (bloom_internal.h), before
  * their bits are set: a file open in place then flushes its change marks
  * once for all of them. */
@@ -80,8 +74,10 @@ line_contains_ring(const struct layer *l, sk_bloom_layout layout, const struct s
 }
 
 /* A filter read from a file: its file's hook before each TOUCH_BATCH
- * items' bits change, then the items one by one. */
-static int add_batch_file(sk_bloom *f, const struct source *items, size_t n, uint8_t *added)
+ * items' bits change, then the items, through the ring when the filter is
+ * fixed and has room for them all, else one by one. */
+static inline __attribute__((always_inline)) int
+add_batch_file(sk_bloom *f, const struct source *items, size_t n, uint8_t *added)
 {
     struct item_hash h[TOUCH_BATCH];
     for (size_t done = 0; done < n;) {
@@ -89,6 +85,23 @@ static int add_batch_file(sk_bloom *f, const struct source *items, size_t n, uin
         for (size_t i = 0; i < count; i++)
             h[i] = source_hash(items, done + i);
         int rc = f->file->before_write(f, h, count);
+        const struct source hashed = {.hashed = h};
+        int room = f->expansion == 0 &&
+                   (!(f->flags & SK__BLOOM_REFUSE_FULL) ||
+                    atomic_load_explicit(&f->first.count, memory_order_relaxed) + count <=
+                        layer_capacity(&f->first));
+        if (rc == SK_OK && room && f->layout == SK_BLOOM_SPLIT) {
+            line_add_ring(&f->first, SK_BLOOM_SPLIT, &hashed, count,
+                          added != NULL ? added + done : NULL, writers_of(f));
+            done += count;
+            continue;
+        }
+        if (rc == SK_OK && room && f->layout == SK_BLOOM_BLOCKED) {
+            line_add_ring(&f->first, SK_BLOOM_BLOCKED, &hashed, count,
+                          added != NULL ? added + done : NULL, writers_of(f));
+            done += count;
+            continue;
+        }
         for (size_t i = 0; i < count && rc == SK_OK; i++) {
             int r = sk__bloom_add_hashed(f, h[i]);
             if (r < 0)
@@ -193,7 +206,9 @@ PROBE_CLONES __attribute__((flatten)) int sk_bloom_add_batch(sk_bloom *f, const 
     return add_batch(f, &(struct source){.items = items, .lens = lens}, n, added);
 }
 
-PROBE_CLONES int sk_bloom_add_hash_batch(sk_bloom *f, const sk_bloom_hash *hashes, size_t n, uint8_t *added)
+PROBE_CLONES __attribute__((flatten)) int sk_bloom_add_hash_batch(sk_bloom *f,
+                                                                  const sk_bloom_hash *hashes,
+                                                                  size_t n, uint8_t *added)
 {
     return add_batch(f, &(struct source){.hashes = hashes}, n, added);
 }

@@ -57,7 +57,7 @@ static inline uint64_t layer_nwords(const struct layer *l)
 struct sk__bloom_file;
 
 /* Bits of sk_bloom.flags. */
-#define SK__BLOOM_SINGLE_WRITER 1u
+#define SK__BLOOM_MANY_WRITERS 1u /* sk_bloom_options.concurrent_writers */
 #define SK__BLOOM_RESTORING 2u   /* between sk_bloom_restore_begin and a successful finish */
 #define SK__BLOOM_REFUSE_FULL 4u /* sk_bloom_options.refuse_when_full */
 
@@ -90,12 +90,13 @@ struct item_hash {
     uint64_t h1, h2;
 };
 
-/* Where the hashes of a batch come from: items to hash, or the caller's
- * hashes (hashes != NULL). */
+/* Where the hashes of a batch come from: items to hash, the caller's
+ * hashes (hashes != NULL), or hashes the library computed (hashed != NULL). */
 struct source {
     const void *const *items;
     const size_t *lens;
     const sk_bloom_hash *hashes;
+    const struct item_hash *hashed;
 };
 
 /* What a filter read from a file or a dump keeps of it, as the core sees

@@ -43,7 +43,10 @@ int sk__bloom_resolve_options(const sk_bloom_options *in, sk_bloom_options *out)
         out->layout != SK_BLOOM_CLASSIC && out->layout != SK_BLOOM_SPLIT)
         return SK_EINVAL;
     if (out->bits != 0) {
-        if (out->capacity != 0 || out->expansion != 0 || out->layout == SK_BLOOM_AUTO ||
+        /* No rate to choose a layout by: blocked takes any number of hashes. */
+        if (out->layout == SK_BLOOM_AUTO)
+            out->layout = SK_BLOOM_BLOCKED;
+        if (out->capacity != 0 || out->expansion != 0 ||
             out->hashes == 0 || out->hashes > SK_BLOOM_MAX_HASHES || out->fp_rate != 0 ||
             (out->layout == SK_BLOOM_SPLIT && !sk__bloom_split_hashes_valid(out->hashes)))
             return SK_EINVAL;

@@ -29,23 +29,21 @@
  *
  * Threads
  * -------
- * A word is read with a relaxed atomic load and bits are set with a relaxed
- * atomic OR only when some are missing (a plain load is cheaper than a
- * locked OR, and most ORs of a full filter find their bits already set).
- * Bits are never cleared while the filter is shared, so no stronger
- * ordering is needed: whatever a thread sees set stays set.
+ * A word is read with a relaxed atomic load. Bits are never cleared while
+ * the filter is shared, so no stronger ordering is needed: whatever a
+ * thread sees set stays set.
  *
  * A locked OR costs far more than a plain store, even on a line already in
  * L1 (it drains the store buffer and holds back later loads): 10-20 ns of a
- * blocked add here. Filters with one writer therefore set bits with relaxed
- * loads and stores (plain moves), and readers still see each word either
- * before or after. A scalable filter, which needs exclusive access anyway,
- * stores only for an item that adds a bit, as the locked path does: such
- * filters live long (in the Redis module, forked for every save), and a
- * page written for nothing costs a copy there. A filter whose caller
- * promised one writer (sk_bloom_set_single_writer), typically to load many
- * new items, writes back every word an add touches, which needs no branch
- * and is 1.5 times faster again.
+ * blocked add here, three times the whole add of one writer. So only a
+ * filter made for concurrent writers pays it, and only for the words that
+ * lack a bit. Every other filter has one writer at a time and sets bits with
+ * relaxed loads and stores (plain moves), which readers see either before
+ * or after. In memory such an add writes back every word it touches, with
+ * no branch on whether a bit was missing. A filter changed in place, and a
+ * scalable one, stores only for an item that adds a bit: a page written for
+ * nothing is a page the kernel writes back to the file, or copies in a
+ * forked process (the Redis module forks for every save).
  */
 #ifndef SKETCH_BLOOM_PROBE_H
 #define SKETCH_BLOOM_PROBE_H
@@ -73,8 +71,18 @@ __extension__ typedef unsigned __int128 u128;
 enum writers {
     WRITERS_MANY,         /* locked ORs of the missing bits */
     WRITERS_ONE,          /* plain stores, only for an item that adds a bit */
-    WRITERS_ONE_PROMISED  /* plain stores of every word touched */
+    WRITERS_ONE_ALWAYS    /* plain stores of every word touched */
 };
+
+/* How adds to a filter of fixed size set bits. A filter changed in place
+ * stores only for items that add a bit, which keeps its file's pages clean;
+ * in memory, every word touched is written back, with no branch. */
+static inline enum writers writers_of(const sk_bloom *f)
+{
+    if (f->flags & SK__BLOOM_MANY_WRITERS)
+        return WRITERS_MANY;
+    return f->file != NULL ? WRITERS_ONE : WRITERS_ONE_ALWAYS;
+}
 
 static __attribute__((noinline)) struct item_hash hash_long_item(const void *data, size_t len)
 {
@@ -99,6 +107,8 @@ static inline __attribute__((always_inline)) struct item_hash hash_item(const vo
 static inline __attribute__((always_inline)) struct item_hash
 source_hash(const struct source *s, size_t i)
 {
+    if (s->hashed != NULL)
+        return s->hashed[i];
     if (s->hashes != NULL)
         return (struct item_hash){s->hashes[i].low, s->hashes[i].high};
     return hash_item(s->items[i], s->lens[i]);
@@ -234,7 +244,7 @@ static inline int blocked_line_set_if_new(_Atomic uint64_t *line, uint64_t h2, u
     return 1;
 }
 
-/* One writer that promised so: every word is written back with its bit
+/* One writer, in memory: every word is written back with its bit
  * set, present or not, in one pass with no branch and no locked
  * instruction, 1.5 to 2 times as fast as the locked ORs. */
 static inline int blocked_line_set_always(_Atomic uint64_t *line, uint64_t h2, unsigned k)
@@ -255,7 +265,7 @@ static inline int blocked_line_set(_Atomic uint64_t *line, uint64_t h2, unsigned
                                    enum writers writers)
 {
     switch (writers) {
-    case WRITERS_ONE_PROMISED: return blocked_line_set_always(line, h2, k);
+    case WRITERS_ONE_ALWAYS: return blocked_line_set_always(line, h2, k);
     case WRITERS_ONE: return blocked_line_set_if_new(line, h2, k);
     default: return blocked_line_set_shared(line, h2, k);
     }
@@ -264,9 +274,11 @@ static inline int blocked_line_set(_Atomic uint64_t *line, uint64_t h2, unsigned
 static inline __attribute__((always_inline)) int
 split_line_set(_Atomic uint64_t *line, uint64_t h2, unsigned k, enum writers writers)
 {
-    if (writers == WRITERS_ONE_PROMISED)
+    if (writers == WRITERS_ONE_ALWAYS)
         return split_line_set_always(line, h2, k);
-    return split_line_set_missing(line, h2, k, writers == WRITERS_MANY);
+    if (writers == WRITERS_ONE)
+        return split_line_set_if_new(line, h2, k);
+    return split_line_set_missing(line, h2, k, 1);
 }
 
 /* Sets an item's bits in a layer; 1 if any was missing. The caller counts. */

@@ -173,7 +173,7 @@ split_line_has(const _Atomic uint64_t *line, uint64_t h2, unsigned k)
     return split_missing(split_load(line), split_mask(h2, k)) == 0;
 }
 
-/* One writer that promised so: the line written back whether or not a bit
+/* One writer, in memory: the line written back whether or not a bit
  * was missing, with no branch. */
 static inline __attribute__((always_inline)) int
 split_line_set_always(_Atomic uint64_t *line, uint64_t h2, unsigned k)
@@ -181,6 +181,18 @@ split_line_set_always(_Atomic uint64_t *line, uint64_t h2, unsigned k)
     struct split_line l = split_load(line), m = split_mask(h2, k);
     split_store(line, (struct split_line){l.lo | m.lo, l.hi | m.hi});
     return split_missing(l, m) != 0;
+}
+
+/* One writer, storing only for an item that adds a bit (a file's pages
+ * stay clean): then the whole line, with one branch per item. */
+static inline __attribute__((always_inline)) int
+split_line_set_if_new(_Atomic uint64_t *line, uint64_t h2, unsigned k)
+{
+    struct split_line l = split_load(line), m = split_mask(h2, k);
+    if (split_missing(l, m) == 0)
+        return 0;
+    split_store(line, (struct split_line){l.lo | m.lo, l.hi | m.hi});
+    return 1;
 }
 
 /* The missing bits of the mask, word by word, for the adds that write only
@@ -214,6 +226,14 @@ static inline int split_line_has(const _Atomic uint64_t *line, uint64_t h2, unsi
 {
     uint64_t missing[SPLIT_LINE_WORDS];
     return split_missing_words(line, h2, k, missing) == 0;
+}
+
+static inline int split_line_set_missing(_Atomic uint64_t *line, uint64_t h2, unsigned k,
+                                         int shared);
+
+static inline int split_line_set_if_new(_Atomic uint64_t *line, uint64_t h2, unsigned k)
+{
+    return split_line_set_missing(line, h2, k, 0);
 }
 
 static inline int split_line_set_always(_Atomic uint64_t *line, uint64_t h2, unsigned k)

@@ -16,8 +16,8 @@
  * of adds that returned 1, summed over the writers: the count is updated
  * atomically with the bits.
  *
- * The same runs with one writer on a filter set to sk_bloom_set_single_writer,
- * whose adds are plain stores, mixing single adds and batches: readers
+ * The same runs with one writer on a filter of the default, one writer at a
+ * time, whose adds are plain stores, mixing single adds and batches: readers
  * running alongside must still find every completed item.
  *
  * And the same again on a filter file opened in place (SK_BLOOM_IN_PLACE),
@@ -236,8 +236,7 @@ static void run_filter(void **state)
         sk_bloom_free(s.filter);
         assert_int_equal(sk_bloom_open(&s.filter, path, SK_BLOOM_IN_PLACE, NULL), SK_OK);
     }
-    if (nwriters == 1)
-        sk_bloom_set_single_writer(s.filter, 1);
+    sk_bloom_set_concurrent_writers(s.filter, nwriters > 1);
     for (unsigned w = 0; w < WRITERS; w++)
         atomic_init(&s.done[w], 0);
     atomic_init(&s.writers_left, (int)nwriters);

@@ -259,7 +259,8 @@ static void test_batch_matches_single(void **state)
         lens[i] = (i % 5 == 0) ? 5 : sizeof keys[i]; /* some shorter items */
     }
     /* writers 0: both filters take any number of writers; 1: the batch
-     * filter is set to one writer; 2: the single-add filter is. The plain
+     * filter has one writer (the default), the single-add filter many; 2:
+     * the other way round. The plain
      * stores of one writer must set exactly the bits locked ORs set.
      * Scalable filters (kinds 3, 4, 7) always have one writer; kind 6 is
      * split with 16 lanes. */
@@ -278,7 +279,8 @@ static void test_batch_matches_single(void **state)
         case 6: a = new_filter(N / 8, 1e-5, SK_BLOOM_SPLIT); b = new_filter(N / 8, 1e-5, SK_BLOOM_SPLIT); break;
         default: a = new_scalable(100, 0.01, 2, SK_BLOOM_SPLIT); b = new_scalable(100, 0.01, 2, SK_BLOOM_SPLIT); break;
         }
-        sk_bloom_set_single_writer(writers == 2 ? a : b, writers != 0);
+        sk_bloom_set_concurrent_writers(a, writers != 2);
+        sk_bloom_set_concurrent_writers(b, writers != 1);
         /* In uneven chunks, so that batches start anywhere. */
         size_t done = 0, chunk = 1;
         while (done < N) {

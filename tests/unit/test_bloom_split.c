@@ -88,8 +88,7 @@ static void test_bits_are_where_the_format_puts_them(void **state)
             sk_bloom *f;
             sk_bloom_options o = {.layout = SK_BLOOM_SPLIT, .bits = LINES * 512, .hashes = k};
             assert_int_equal(sk_bloom_create(&f, &o), SK_OK);
-            if (way == 3)
-                sk_bloom_set_single_writer(f, 1);
+            sk_bloom_set_concurrent_writers(f, way != 3);
             uint8_t *expected = calloc(LINES, 64);
             assert_non_null(expected);
             uint64_t keys[ITEMS];
