@@ -13,10 +13,10 @@
  *                   a filter cleared (untimed) before the run
  *   add, batch B    sketch only: sk_bloom_add_batch, batches of B items,
  *                   for each B of -b (default 64 and 1024)
- *   add, one writer, add, bB, 1 writer
- *                   sketch only: the same two with sk_bloom_set_single_writer,
- *                   plain stores instead of locked ORs; libbloom, which
- *                   has no thread safety, is always like this
+ *   add, many writers, add, bB, many writers
+ *                   sketch only: the same two on a filter made for
+ *                   concurrent writers (sk_bloom_set_concurrent_writers),
+ *                   locked ORs instead of the default's plain stores
  *   present         every added item, in a random permutation of the order
  *                   they were added in, one at a time (bloom_check /
  *                   sk_bloom_contains)
@@ -151,19 +151,19 @@ struct contender {
 };
 
 enum op {
-    OP_ADD, OP_ADD_BATCH, OP_ADD_ONE_WRITER, OP_ADD_BATCH_ONE_WRITER,
+    OP_ADD, OP_ADD_BATCH, OP_ADD_MANY_WRITERS, OP_ADD_BATCH_MANY_WRITERS,
     OP_PRESENT, OP_PRESENT_BATCH, OP_PRESENT_HASH, OP_PRESENT_HASH_BATCH,
     OP_ABSENT, OP_ABSENT_BATCH, OP_ABSENT_HASH, OP_ABSENT_HASH_BATCH, NOPS
 };
 
 static const char *const op_names[NOPS] = {
-    "add",           "add, batch",     "add, one writer", "add, batch, 1 writer",
+    "add",           "add, batch",     "add, many writers", "add, batch, many writers",
     "present query", "present, batch", "present, by hash", "present, hash batch",
     "absent query",  "absent, batch",  "absent, by hash",  "absent, hash batch"};
 
 static int op_is_batch(enum op op)
 {
-    return op == OP_ADD_BATCH || op == OP_ADD_BATCH_ONE_WRITER || op == OP_PRESENT_BATCH ||
+    return op == OP_ADD_BATCH || op == OP_ADD_BATCH_MANY_WRITERS || op == OP_PRESENT_BATCH ||
            op == OP_ABSENT_BATCH || op == OP_PRESENT_HASH_BATCH || op == OP_ABSENT_HASH_BATCH;
 }
 
@@ -174,7 +174,7 @@ static int op_is_absent(enum op op)
 
 static int op_is_add(enum op op)
 {
-    return op <= OP_ADD_BATCH_ONE_WRITER;
+    return op <= OP_ADD_BATCH_MANY_WRITERS;
 }
 
 /* Rows libbloom and the floor have no counterpart of: batches, and the
@@ -362,12 +362,12 @@ static uint64_t run_pass(struct contender *c, enum op op, const uint8_t *added_k
                                      : sk_add_one(c->sk, added_keys, n);
         break;
     case OP_ADD_BATCH: result = sk_batched(c->sk, added_keys, n, true); break;
-    case OP_ADD_ONE_WRITER:
-    case OP_ADD_BATCH_ONE_WRITER:
-        sk_bloom_set_single_writer(c->sk, 1);
-        result = op == OP_ADD_ONE_WRITER ? sk_add_one(c->sk, added_keys, n)
-                                         : sk_batched(c->sk, added_keys, n, true);
-        sk_bloom_set_single_writer(c->sk, 0);
+    case OP_ADD_MANY_WRITERS:
+    case OP_ADD_BATCH_MANY_WRITERS:
+        sk_bloom_set_concurrent_writers(c->sk, 1);
+        result = op == OP_ADD_MANY_WRITERS ? sk_add_one(c->sk, added_keys, n)
+                                           : sk_batched(c->sk, added_keys, n, true);
+        sk_bloom_set_concurrent_writers(c->sk, 0);
         break;
     case OP_PRESENT:
         result = c->kind == LIBBLOOM ? lib_check(&c->lb, added_keys, n)
@@ -676,7 +676,7 @@ int main(int argc, char **argv)
                     r->batch = batches[b];
                     switch (op) {
                     case OP_ADD_BATCH: snprintf(r->name, sizeof r->name, "add, batch %u", r->batch); break;
-                    case OP_ADD_BATCH_ONE_WRITER: snprintf(r->name, sizeof r->name, "add, b%u, 1 writer", r->batch); break;
+                    case OP_ADD_BATCH_MANY_WRITERS: snprintf(r->name, sizeof r->name, "add, b%u, many writers", r->batch); break;
                     case OP_PRESENT_BATCH: snprintf(r->name, sizeof r->name, "present, batch %u", r->batch); break;
                     case OP_ABSENT_BATCH: snprintf(r->name, sizeof r->name, "absent, batch %u", r->batch); break;
                     case OP_PRESENT_HASH_BATCH: snprintf(r->name, sizeof r->name, "present, hash b%u", r->batch); break;

@@ -78,7 +78,9 @@
 
 static const char *layout_name(sk_bloom_layout l)
 {
-    return l == SK_BLOOM_BLOCKED ? "blocked" : l == SK_BLOOM_CLASSIC ? "classic" : "auto";
+    return l == SK_BLOOM_BLOCKED ? "blocked" : l == SK_BLOOM_CLASSIC ? "classic"
+           : l == SK_BLOOM_SPLIT   ? "split"
+                                   : "auto";
 }
 
 static void die(const char *what, int rc)

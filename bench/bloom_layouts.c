@@ -18,7 +18,7 @@
 #include <sketch.h>
 
 struct sizes {
-    uint64_t bits[4]; /* by sk_bloom_layout: blocked, classic, auto, split */
+    uint64_t bits[4]; /* by sk_bloom_layout: auto, classic, blocked, split */
     unsigned hashes[4];
     sk_bloom_layout chosen;
 };
