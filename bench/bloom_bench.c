@@ -13,7 +13,7 @@
  *                   a filter cleared (untimed) before the run
  *   add, batch B    sketch only: sk_bloom_add_batch, batches of B items,
  *                   for each B of -b (default 64 and 1024)
- *   add, many writers, add, bB, many writers
+ *   add, locked, add, bB, locked
  *                   sketch only: the same two on a filter made for
  *                   concurrent writers (sk_bloom_set_concurrent_writers),
  *                   locked ORs instead of the default's plain stores
@@ -157,7 +157,7 @@ enum op {
 };
 
 static const char *const op_names[NOPS] = {
-    "add",           "add, batch",     "add, many writers", "add, batch, many writers",
+    "add",           "add, batch",     "add, locked",    "add, batch, locked",
     "present query", "present, batch", "present, by hash", "present, hash batch",
     "absent query",  "absent, batch",  "absent, by hash",  "absent, hash batch"};
 
@@ -676,7 +676,7 @@ int main(int argc, char **argv)
                     r->batch = batches[b];
                     switch (op) {
                     case OP_ADD_BATCH: snprintf(r->name, sizeof r->name, "add, batch %u", r->batch); break;
-                    case OP_ADD_BATCH_MANY_WRITERS: snprintf(r->name, sizeof r->name, "add, b%u, many writers", r->batch); break;
+                    case OP_ADD_BATCH_MANY_WRITERS: snprintf(r->name, sizeof r->name, "add, b%u, locked", r->batch); break;
                     case OP_PRESENT_BATCH: snprintf(r->name, sizeof r->name, "present, batch %u", r->batch); break;
                     case OP_ABSENT_BATCH: snprintf(r->name, sizeof r->name, "absent, batch %u", r->batch); break;
                     case OP_PRESENT_HASH_BATCH: snprintf(r->name, sizeof r->name, "present, hash b%u", r->batch); break;
