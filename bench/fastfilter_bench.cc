@@ -336,8 +336,8 @@ int main(int argc, char **argv)
         {"contains, " + b, ABSENT, 3, [&] { return sk_contains_b(sq, ak, bs); }, false, {}},
         {"add, 1 call", ADD, 4, [&] { return sk_add_1(sa, added); }, false, {}},
         {"add, " + b, ADD, 5, [&] { return sk_add_b(sa, added, bs); }, false, {}},
-        {"add, 1 call, many writers", ADD, 4, [&] { return sk_add_1(sa, added); }, true, {}},
-        {"add, " + b + ", many writers", ADD, 5, [&] { return sk_add_b(sa, added, bs); }, true,
+        {"add, 1 call, locked", ADD, 4, [&] { return sk_add_1(sa, added); }, true, {}},
+        {"add, " + b + ", locked", ADD, 5, [&] { return sk_add_b(sa, added, bs); }, true,
          {}},
     };
     for (unsigned r = 0; r < c.rounds; r++) {

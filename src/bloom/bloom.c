@@ -50,7 +50,7 @@ int sk_bloom_create(sk_bloom **out, const sk_bloom_options *opts)
     f->max_memory = o.max_memory;
     f->flags = (uint8_t)((o.refuse_when_full ? SK__BLOOM_REFUSE_FULL : 0) |
                          (o.concurrent_writers ? SK__BLOOM_MANY_WRITERS : 0));
-    sk__bloom_update_plain(f);
+    sk__bloom_update_paths(f);
     rc = sk__bloom_push_layer(f, &shape);
     if (rc != SK_OK) {
         sk_bloom_free(f);
@@ -94,7 +94,7 @@ int sk_bloom_copy(sk_bloom **out, const sk_bloom *src)
     }
     f->max_memory = src->max_memory;
     int rc = src->file != NULL ? src->file->copy(f, src) : SK_OK;
-    sk__bloom_update_plain(f);
+    sk__bloom_update_paths(f);
     if (rc != SK_OK) {
         sk_bloom_free(f);
         return rc;
@@ -129,6 +129,7 @@ void sk_bloom_set_concurrent_writers(sk_bloom *f, int on)
 {
     f->flags = (uint8_t)(on ? f->flags | SK__BLOOM_MANY_WRITERS
                             : f->flags & ~SK__BLOOM_MANY_WRITERS);
+    sk__bloom_update_paths(f);
 }
 
 void sk_bloom_set_max_memory(sk_bloom *f, uint64_t bytes)
@@ -139,7 +140,7 @@ void sk_bloom_set_max_memory(sk_bloom *f, uint64_t bytes)
 void sk_bloom_set_refuse_when_full(sk_bloom *f, int on)
 {
     f->flags = (uint8_t)(on ? f->flags | SK__BLOOM_REFUSE_FULL : f->flags & ~SK__BLOOM_REFUSE_FULL);
-    sk__bloom_update_plain(f);
+    sk__bloom_update_paths(f);
 }
 
 int sk__bloom_add_hashed(sk_bloom *f, struct item_hash h)
@@ -172,21 +173,16 @@ int sk__bloom_add_hashed(sk_bloom *f, struct item_hash h)
 }
 
 /* A single call runs as few instructions as it can for the common filter:
- * fixed, split with 8 lanes, in memory, never refusing an add (for adds:
- * f->plain) and with one writer. It is then a leaf with no stack frame,
- * and leaves every other case to a function of its own, reached by a tail
- * call: a short call lets the processor start the loads of the calls after
- * it while its own is missing the cache, so that their misses overlap
- * (docs/benchmarks.md). The halves of the hash go as two integers, not as a
+ * fixed, split with 8 lanes and, for adds, in memory, never refusing one
+ * and with one writer, which f->fast tells in one test. It is then a leaf
+ * with no stack frame, and leaves every other case to a function of its
+ * own, reached by a tail call: a short call lets the processor start the
+ * loads of the calls after it while its own is missing the cache, so that
+ * their misses overlap (docs/benchmarks.md). The halves of the hash go as two integers, not as a
  * structure: the compiler would pack that into a vector through the stack,
  * and a load that a store cannot forward to waits for the stores to
  * retire, that is for the cache miss of the call before, which serializes
  * the calls (three times slower measured). */
-static inline __attribute__((always_inline)) int split8_fast(const sk_bloom *f)
-{
-    return f->layout == SK_BLOOM_SPLIT && f->first.hashes == 8;
-}
-
 /* flatten: the probes inlined into each clone, the AVX2 one included. */
 static PROBE_CLONES_NOINLINE __attribute__((flatten)) int add_other(sk_bloom *f, uint64_t h1,
                                                                      uint64_t h2)
@@ -207,12 +203,10 @@ static PROBE_CLONES_NOINLINE __attribute__((flatten)) int contains_other(const s
     return sk__bloom_contains_hashed(f, (struct item_hash){h1, h2});
 }
 
-static inline __attribute__((always_inline)) int add_item(sk_bloom *f, uint64_t h1, uint64_t h2)
+/* Counts an item the short path found new; stored whether or not it was,
+ * so that no branch waits on the line's bits. */
+static inline __attribute__((always_inline)) int count_new(sk_bloom *f, int changed)
 {
-    if (!split8_fast(f) || !f->plain || (f->flags & SK__BLOOM_MANY_WRITERS))
-        return add_other(f, h1, h2);
-    int changed = split_line_set_always(blocked_line(&f->first, h1), h2, 8);
-    /* Stored whether or not the item was new: no branch on the line's bits. */
     atomic_store_explicit(&f->first.count,
                           atomic_load_explicit(&f->first.count, memory_order_relaxed) +
                               (uint64_t)changed,
@@ -220,10 +214,17 @@ static inline __attribute__((always_inline)) int add_item(sk_bloom *f, uint64_t 
     return changed;
 }
 
+static inline __attribute__((always_inline)) int add_item(sk_bloom *f, uint64_t h1, uint64_t h2)
+{
+    if (!(f->fast & SK__BLOOM_FAST_ADD))
+        return add_other(f, h1, h2);
+    return count_new(f, split_line_set_always(blocked_line(&f->first, h1), h2, 8));
+}
+
 static inline __attribute__((always_inline)) int contains_item(const sk_bloom *f, uint64_t h1,
                                                                uint64_t h2)
 {
-    if (!split8_fast(f) || f->expansion != 0)
+    if (!(f->fast & SK__BLOOM_FAST_CONTAINS))
         return contains_other(f, h1, h2);
     return split_line_has(blocked_line(&f->first, h1), h2, 8);
 }
@@ -246,13 +247,77 @@ static PROBE_CLONES_NOINLINE int contains_bytes(const sk_bloom *f, const void *d
  * with the length a constant, which drops XXH3's tests of the length and
  * its shifts by it; other lengths take a tail call, so that this path saves
  * no registers. */
-PROBE_CLONES int sk_bloom_add(sk_bloom *f, const void *data, size_t len)
+static PROBE_CLONES int add_single(sk_bloom *f, const void *data, size_t len)
 {
     if (len != 8)
         return add_bytes(f, data, len);
     XXH128_hash_t h = XXH3_128bits(data, 8);
     return add_item(f, h.low64, h.high64);
 }
+
+static PROBE_CLONES int contains_single(const sk_bloom *f, const void *data, size_t len)
+{
+    if (len != 8)
+        return contains_bytes(f, data, len);
+    XXH128_hash_t h = XXH3_128bits(data, 8);
+    return contains_item(f, h.low64, h.high64);
+}
+
+#ifdef PROBE_IFUNC
+/* The same two for AVX2, written out because their kernels test the line
+ * with vptest (bloom_split.h), which a target_clones body cannot use; the
+ * loader binds sk_bloom_add and sk_bloom_contains to these or to the
+ * clones above. */
+static __attribute__((target("avx2"))) int add_avx2(sk_bloom *f, const void *data, size_t len)
+{
+    if (len != 8)
+        return add_bytes(f, data, len);
+    XXH128_hash_t h = XXH3_128bits(data, 8);
+    if (!(f->fast & SK__BLOOM_FAST_ADD))
+        return add_other(f, h.low64, h.high64);
+    return count_new(f, split_line_set_always_avx2(blocked_line(&f->first, h.low64), h.high64, 8));
+}
+
+static __attribute__((target("avx2"))) int contains_avx2(const sk_bloom *f, const void *data,
+                                                        size_t len)
+{
+    if (len != 8)
+        return contains_bytes(f, data, len);
+    XXH128_hash_t h = XXH3_128bits(data, 8);
+    if (!(f->fast & SK__BLOOM_FAST_CONTAINS))
+        return contains_other(f, h.low64, h.high64);
+    return split_line_has_avx2(blocked_line(&f->first, h.low64), h.high64, 8);
+}
+
+typedef int (*add_fn)(sk_bloom *, const void *, size_t);
+typedef int (*contains_fn)(const sk_bloom *, const void *, size_t);
+
+static add_fn resolve_add(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") ? add_avx2 : add_single;
+}
+
+static contains_fn resolve_contains(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") ? contains_avx2 : contains_single;
+}
+
+int sk_bloom_add(sk_bloom *f, const void *data, size_t len) __attribute__((ifunc("resolve_add")));
+int sk_bloom_contains(const sk_bloom *f, const void *data, size_t len)
+    __attribute__((ifunc("resolve_contains")));
+#else
+int sk_bloom_add(sk_bloom *f, const void *data, size_t len)
+{
+    return add_single(f, data, len);
+}
+
+int sk_bloom_contains(const sk_bloom *f, const void *data, size_t len)
+{
+    return contains_single(f, data, len);
+}
+#endif
 
 int sk_bloom_add_unlimited(sk_bloom *f, const void *data, size_t len)
 {
@@ -262,14 +327,6 @@ int sk_bloom_add_unlimited(sk_bloom *f, const void *data, size_t len)
     int rc = sk_bloom_add(f, data, len);
     f->max_memory = budget;
     return rc;
-}
-
-PROBE_CLONES int sk_bloom_contains(const sk_bloom *f, const void *data, size_t len)
-{
-    if (len != 8)
-        return contains_bytes(f, data, len);
-    XXH128_hash_t h = XXH3_128bits(data, 8);
-    return contains_item(f, h.low64, h.high64);
 }
 
 sk_bloom_hash sk_bloom_hash_bytes(const void *data, size_t len)

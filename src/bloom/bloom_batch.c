@@ -25,8 +25,8 @@
 /* Inlined into each public call, so that the tests of where the hashes
  * come from and of the layout are constants there. */
 static inline __attribute__((always_inline)) void
-line_add_ring(struct layer *l, sk_bloom_layout layout, const struct source *items, size_t n,
-              uint8_t *added, enum writers writers)
+line_add_ring(struct layer *l, sk_bloom_layout layout, unsigned k, const struct source *items,
+              size_t n, uint8_t *added, enum writers writers)
 {
     _Atomic uint64_t *lines[BATCH];
     uint64_t h2[BATCH];
@@ -35,8 +35,8 @@ line_add_ring(struct layer *l, sk_bloom_layout layout, const struct source *item
         size_t slot = i % BATCH;
         if (i >= BATCH) {
             int changed = layout == SK_BLOOM_SPLIT
-                              ? split_line_set(lines[slot], h2[slot], layer_hashes(l), writers)
-                              : blocked_line_set(lines[slot], h2[slot], layer_hashes(l), writers);
+                              ? split_line_set(lines[slot], h2[slot], k, writers)
+                              : blocked_line_set(lines[slot], h2[slot], k, writers);
             new_items += (uint64_t)changed;
             if (added != NULL)
                 added[i - BATCH] = (uint8_t)changed;
@@ -52,8 +52,8 @@ line_add_ring(struct layer *l, sk_bloom_layout layout, const struct source *item
 }
 
 static inline __attribute__((always_inline)) void
-line_contains_ring(const struct layer *l, sk_bloom_layout layout, const struct source *items,
-                   size_t n, uint8_t *found)
+line_contains_ring(const struct layer *l, sk_bloom_layout layout, unsigned k,
+                   const struct source *items, size_t n, uint8_t *found)
 {
     const _Atomic uint64_t *lines[BATCH];
     uint64_t h2[BATCH];
@@ -61,9 +61,8 @@ line_contains_ring(const struct layer *l, sk_bloom_layout layout, const struct s
         size_t slot = i % BATCH;
         if (i >= BATCH)
             found[i - BATCH] = (uint8_t)(layout == SK_BLOOM_SPLIT
-                                             ? split_line_has(lines[slot], h2[slot], layer_hashes(l))
-                                             : blocked_line_has_all(lines[slot], h2[slot],
-                                                                    layer_hashes(l)));
+                                             ? split_line_has(lines[slot], h2[slot], k)
+                                             : blocked_line_has_all(lines[slot], h2[slot], k));
         if (i < n) {
             struct item_hash h = source_hash(items, i);
             lines[slot] = blocked_line(l, h.h1);
@@ -85,19 +84,19 @@ add_batch_file(sk_bloom *f, const struct source *items, size_t n, uint8_t *added
         for (size_t i = 0; i < count; i++)
             h[i] = source_hash(items, done + i);
         int rc = f->file->before_write(f, h, count);
-        const struct source hashed = {.hashed = h};
+        const struct source hashed = {.kind = SOURCE_HASHED, .hashed = h};
         int room = f->expansion == 0 &&
                    (!(f->flags & SK__BLOOM_REFUSE_FULL) ||
                     atomic_load_explicit(&f->first.count, memory_order_relaxed) + count <=
                         layer_capacity(&f->first));
         if (rc == SK_OK && room && f->layout == SK_BLOOM_SPLIT) {
-            line_add_ring(&f->first, SK_BLOOM_SPLIT, &hashed, count,
+            line_add_ring(&f->first, SK_BLOOM_SPLIT, layer_hashes(&f->first), &hashed, count,
                           added != NULL ? added + done : NULL, writers_of(f));
             done += count;
             continue;
         }
         if (rc == SK_OK && room && f->layout == SK_BLOOM_BLOCKED) {
-            line_add_ring(&f->first, SK_BLOOM_BLOCKED, &hashed, count,
+            line_add_ring(&f->first, SK_BLOOM_BLOCKED, layer_hashes(&f->first), &hashed, count,
                           added != NULL ? added + done : NULL, writers_of(f));
             done += count;
             continue;
@@ -131,13 +130,20 @@ add_batch(sk_bloom *f, const struct source *items, size_t n, uint8_t *added)
 {
     if (f->file != NULL)
         return add_batch_file(f, items, n, added);
+    /* The common filter's ring, with its lanes and writers constants. */
+    if (f->fast & SK__BLOOM_FAST_ADD) {
+        line_add_ring(&f->first, SK_BLOOM_SPLIT, 8, items, n, added, WRITERS_ONE_ALWAYS);
+        return SK_OK;
+    }
     int plain = plain_for(f, n);
     if (plain && f->layout == SK_BLOOM_BLOCKED) {
-        line_add_ring(&f->first, SK_BLOOM_BLOCKED, items, n, added, writers_of(f));
+        line_add_ring(&f->first, SK_BLOOM_BLOCKED, layer_hashes(&f->first), items, n, added,
+                      writers_of(f));
         return SK_OK;
     }
     if (plain && f->layout == SK_BLOOM_SPLIT) {
-        line_add_ring(&f->first, SK_BLOOM_SPLIT, items, n, added, writers_of(f));
+        line_add_ring(&f->first, SK_BLOOM_SPLIT, layer_hashes(&f->first), items, n, added,
+                      writers_of(f));
         return SK_OK;
     }
     struct item_hash h[BATCH];
@@ -177,12 +183,16 @@ contains_batch(const sk_bloom *f, const struct source *items, size_t n, uint8_t 
     const struct layer *layers = sk__bloom_layers(f);
     const unsigned nlayers = f->nlayers;
     const sk_bloom_layout layout = f->layout;
+    if (f->fast & SK__BLOOM_FAST_CONTAINS) {
+        line_contains_ring(&layers[0], SK_BLOOM_SPLIT, 8, items, n, found);
+        return;
+    }
     if (nlayers == 1 && layout == SK_BLOOM_BLOCKED) {
-        line_contains_ring(&layers[0], SK_BLOOM_BLOCKED, items, n, found);
+        line_contains_ring(&layers[0], SK_BLOOM_BLOCKED, layer_hashes(&layers[0]), items, n, found);
         return;
     }
     if (nlayers == 1 && layout == SK_BLOOM_SPLIT) {
-        line_contains_ring(&layers[0], SK_BLOOM_SPLIT, items, n, found);
+        line_contains_ring(&layers[0], SK_BLOOM_SPLIT, layer_hashes(&layers[0]), items, n, found);
         return;
     }
     struct item_hash h[BATCH];
@@ -203,14 +213,14 @@ contains_batch(const sk_bloom *f, const struct source *items, size_t n, uint8_t 
 PROBE_CLONES __attribute__((flatten)) int sk_bloom_add_batch(sk_bloom *f, const void *const *items,
                                                 const size_t *lens, size_t n, uint8_t *added)
 {
-    return add_batch(f, &(struct source){.items = items, .lens = lens}, n, added);
+    return add_batch(f, &(struct source){.kind = SOURCE_ITEMS, .items = items, .lens = lens}, n, added);
 }
 
 PROBE_CLONES __attribute__((flatten)) int sk_bloom_add_hash_batch(sk_bloom *f,
                                                                   const sk_bloom_hash *hashes,
                                                                   size_t n, uint8_t *added)
 {
-    return add_batch(f, &(struct source){.hashes = hashes}, n, added);
+    return add_batch(f, &(struct source){.kind = SOURCE_HASHES, .hashes = hashes}, n, added);
 }
 
 PROBE_CLONES __attribute__((flatten)) void sk_bloom_contains_batch(const sk_bloom *f,
@@ -218,11 +228,11 @@ PROBE_CLONES __attribute__((flatten)) void sk_bloom_contains_batch(const sk_bloo
                                                       const size_t *lens, size_t n,
                                                       uint8_t *found)
 {
-    contains_batch(f, &(struct source){.items = items, .lens = lens}, n, found);
+    contains_batch(f, &(struct source){.kind = SOURCE_ITEMS, .items = items, .lens = lens}, n, found);
 }
 
 PROBE_CLONES void sk_bloom_contains_hash_batch(const sk_bloom *f, const sk_bloom_hash *hashes, size_t n,
                                   uint8_t *found)
 {
-    contains_batch(f, &(struct source){.hashes = hashes}, n, found);
+    contains_batch(f, &(struct source){.kind = SOURCE_HASHES, .hashes = hashes}, n, found);
 }

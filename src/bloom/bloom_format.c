@@ -81,7 +81,7 @@ int sk__bloom_source_attach(sk_bloom *f)
                                        .release = sk__bloom_source_release,
                                        .memory = sizeof *s};
     f->file = &s->hooks;
-    sk__bloom_update_plain(f);
+    sk__bloom_update_paths(f);
     return SK_OK;
 }
 
@@ -95,7 +95,7 @@ void sk__bloom_source_release(sk_bloom *f)
     sk__free(&f->alloc, s->checksums, checksums_bytes(s->nchecksums));
     sk__free(&f->alloc, s, sizeof *s);
     f->file = NULL;
-    sk__bloom_update_plain(f);
+    sk__bloom_update_paths(f);
 }
 
 static uint64_t align_up(uint64_t x, uint64_t a)
@@ -338,7 +338,7 @@ int sk__bloom_decode_header(sk_bloom *f, const uint8_t *p, size_t available, uin
         end = offset + bytes;
         offset = sk__bloom_next_array(offset, bytes, packed);
     }
-    sk__bloom_update_plain(f);
+    sk__bloom_update_paths(f);
     s->chunk_shift = shift;
     if (shift != 0) {
         uint64_t chunks = sk__bloom_chunks(f, shift);

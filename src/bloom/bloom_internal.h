@@ -61,6 +61,11 @@ struct sk__bloom_file;
 #define SK__BLOOM_RESTORING 2u   /* between sk_bloom_restore_begin and a successful finish */
 #define SK__BLOOM_REFUSE_FULL 4u /* sk_bloom_options.refuse_when_full */
 
+/* The filters whose single calls take the short path of bloom.c: fixed,
+ * split with 8 lanes; for adds, plain (below) with one writer as well. */
+#define SK__BLOOM_FAST_CONTAINS 1u
+#define SK__BLOOM_FAST_ADD 2u
+
 /* 112 bytes on 64-bit machines: with a first array of 144 bytes (the
  * classic array for 100 items at 0.5%, as RedisBloom's default filter
  * has), one allocation of 256. */
@@ -83,6 +88,7 @@ struct sk_bloom {
     uint8_t layout;      /* an sk_bloom_layout */
     uint8_t plain;       /* adds only set bits: fixed, in memory, never refused */
     uint8_t flags;       /* SK__BLOOM_* */
+    uint8_t fast;        /* SK__BLOOM_FAST_*: the single calls' one test */
 };
 
 /* The 128-bit hash of an item: two independent 64-bit halves. */
@@ -91,8 +97,12 @@ struct item_hash {
 };
 
 /* Where the hashes of a batch come from: items to hash, the caller's
- * hashes (hashes != NULL), or hashes the library computed (hashed != NULL). */
+ * hashes, or hashes the library computed. The kind is a constant at each
+ * call, so that the test of it folds away. */
+enum source_kind { SOURCE_ITEMS, SOURCE_HASHES, SOURCE_HASHED };
+
 struct source {
+    enum source_kind kind;
     const void *const *items;
     const size_t *lens;
     const sk_bloom_hash *hashes;
@@ -119,12 +129,18 @@ static inline struct layer *sk__bloom_layers(const sk_bloom *f)
     return f->table_cap != 0 ? f->table : (struct layer *)(uintptr_t)&f->first;
 }
 
-/* Whether adds to f need nothing but setting bits, kept in f->plain for
- * the single calls' first test; called whenever what it depends on
- * changes. */
-static inline void sk__bloom_update_plain(sk_bloom *f)
+/* Whether adds to f need nothing but setting bits (f->plain), and which
+ * single calls take the short path (f->fast, one byte so that the path
+ * tests one thing); called whenever what they depend on changes. */
+static inline void sk__bloom_update_paths(sk_bloom *f)
 {
     f->plain = f->expansion == 0 && f->file == NULL && !(f->flags & SK__BLOOM_REFUSE_FULL);
+    int split8 = f->expansion == 0 && f->nlayers == 1 && f->layout == SK_BLOOM_SPLIT &&
+                 f->first.hashes == 8;
+    f->fast = (uint8_t)((split8 ? SK__BLOOM_FAST_CONTAINS : 0) |
+                        (split8 && f->plain && !(f->flags & SK__BLOOM_MANY_WRITERS)
+                             ? SK__BLOOM_FAST_ADD
+                             : 0));
 }
 
 /* An empty filter record (no layers) with its allocator, with room in it

@@ -107,10 +107,16 @@ static inline __attribute__((always_inline)) struct item_hash hash_item(const vo
 static inline __attribute__((always_inline)) struct item_hash
 source_hash(const struct source *s, size_t i)
 {
-    if (s->hashed != NULL)
+    if (s->kind == SOURCE_HASHED)
         return s->hashed[i];
-    if (s->hashes != NULL)
+    if (s->kind == SOURCE_HASHES)
         return (struct item_hash){s->hashes[i].low, s->hashes[i].high};
+    /* 8-byte items, the common keys, with the length a constant: XXH3
+     * then drops its tests of the length and its shifts by it. */
+    if (s->lens[i] == 8) {
+        XXH128_hash_t h = XXH3_128bits(s->items[i], 8);
+        return (struct item_hash){h.low64, h.high64};
+    }
     return hash_item(s->items[i], s->lens[i]);
 }
 
@@ -163,6 +169,7 @@ static inline int has_bits(const _Atomic uint64_t *word, uint64_t mask)
     !defined(__SANITIZE_ADDRESS__) && defined(__has_attribute)
 #if __has_attribute(target_clones)
 #define PROBE_CLONES __attribute__((target_clones("avx2", "default")))
+#define PROBE_IFUNC 1 /* bloom.c's single calls: variants written by hand */
 #endif
 #endif
 #ifndef PROBE_CLONES

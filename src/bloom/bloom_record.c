@@ -99,7 +99,7 @@ sk_bloom *sk__bloom_alloc(sk_bloom_layout layout, double fp_rate, unsigned expan
         f->expansion = (uint16_t)expansion;
         f->alloc = a;
         f->record_len = (uint16_t)len;
-        sk__bloom_update_plain(f);
+        sk__bloom_update_paths(f);
     }
     return f;
 }
@@ -184,6 +184,7 @@ int sk__bloom_push_shape(sk_bloom *f, const sk_bloom_layer *shape)
     l->capacity = shape->capacity;
     l->hashes = shape->hashes;
     atomic_store_explicit(&l->count, shape->count, memory_order_relaxed);
+    sk__bloom_update_paths(f);
     return SK_OK;
 }
 
