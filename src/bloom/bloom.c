@@ -178,11 +178,11 @@ int sk__bloom_add_hashed(sk_bloom *f, struct item_hash h)
  * with no stack frame, and leaves every other case to a function of its
  * own, reached by a tail call: a short call lets the processor start the
  * loads of the calls after it while its own is missing the cache, so that
- * their misses overlap (docs/benchmarks.md). The halves of the hash go as two integers, not as a
- * structure: the compiler would pack that into a vector through the stack,
- * and a load that a store cannot forward to waits for the stores to
- * retire, that is for the cache miss of the call before, which serializes
- * the calls (three times slower measured). */
+ * their misses overlap (docs/benchmarks.md). The halves of the hash go as
+ * two integers, not as a structure: the compiler would pack that into a
+ * vector through the stack, and a load that a store cannot forward to
+ * waits for the stores to retire, that is for the cache miss of the call
+ * before, which serializes the calls (three times slower measured). */
 /* flatten: the probes inlined into each clone, the AVX2 one included. */
 static PROBE_CLONES_NOINLINE __attribute__((flatten)) int add_other(sk_bloom *f, uint64_t h1,
                                                                      uint64_t h2)
@@ -247,7 +247,7 @@ static PROBE_CLONES_NOINLINE int contains_bytes(const sk_bloom *f, const void *d
  * with the length a constant, which drops XXH3's tests of the length and
  * its shifts by it; other lengths take a tail call, so that this path saves
  * no registers. */
-static PROBE_CLONES int add_single(sk_bloom *f, const void *data, size_t len)
+static int add_single(sk_bloom *f, const void *data, size_t len)
 {
     if (len != 8)
         return add_bytes(f, data, len);
@@ -255,7 +255,7 @@ static PROBE_CLONES int add_single(sk_bloom *f, const void *data, size_t len)
     return add_item(f, h.low64, h.high64);
 }
 
-static PROBE_CLONES int contains_single(const sk_bloom *f, const void *data, size_t len)
+static int contains_single(const sk_bloom *f, const void *data, size_t len)
 {
     if (len != 8)
         return contains_bytes(f, data, len);
@@ -267,7 +267,8 @@ static PROBE_CLONES int contains_single(const sk_bloom *f, const void *data, siz
 /* The same two for AVX2, written out because their kernels test the line
  * with vptest (bloom_split.h), which a target_clones body cannot use; the
  * loader binds sk_bloom_add and sk_bloom_contains to these or to the
- * clones above. */
+ * baseline ones above, which are plain functions so that the resolvers
+ * return addresses that need no resolving of their own. */
 static __attribute__((target("avx2"))) int add_avx2(sk_bloom *f, const void *data, size_t len)
 {
     if (len != 8)
