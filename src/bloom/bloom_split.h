@@ -191,7 +191,6 @@ split_line_set_always(_Atomic uint64_t *line, uint64_t h2, unsigned k)
  * vptest tells whether the missing bits are all zero in one instruction,
  * where split_missing's fold takes five, and GCC's vector extensions never
  * emit it. */
-#define SPLIT_AVX2 1
 static inline __attribute__((always_inline, target("avx2"))) int
 split_none_missing_avx2(struct split_line l, struct split_line m)
 {
