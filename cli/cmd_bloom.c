@@ -77,8 +77,8 @@ static const char add_usage[] =
     "  -d, --delimiter C  field delimiter, one byte (default: tab)\n"
     "  -w, --whitespace   fields are separated by runs of blanks, as in awk\n"
     "  -v, --verbose   report how many items were new\n"
-    "  -j, --threads N threads adding lines (default: one per core; scalable\n"
-    "                  filters use one)\n"
+    "  -j, --threads N threads adding lines (default 1; scalable filters\n"
+    "                  always use one)\n"
     "      --raw       read gzip, zstd or xz input as it is, not decompressed\n"
     "      --max-line-length BYTES\n"
     "                  a longer line is an error; the lines before it are added\n"
@@ -405,7 +405,10 @@ static int bloom_add(int argc, char **argv)
         progress_init(&progress, in[0].size - in[0].start, 256u << 20);
         if (inputs_interactive(in, count))
             progress.enabled = 0;
-        int threads = info.expansion != 0 ? 1 : o.threads;
+        /* One thread by default: the bits are set by one writer at a time,
+         * and on 2 cores two threads taking turns ran 1.5-1.8x slower than
+         * one (3.3M and 20M lines, docs/benchmarks.md). */
+        int threads = info.expansion != 0 || o.threads == 0 ? 1 : o.threads;
         pthread_mutex_t writer = PTHREAD_MUTEX_INITIALIZER;
         struct add_worker shared = {.filter = f, .writer = &writer, .fields = &o.fields,
                                     .batch.size = BLOOM_BATCH};
