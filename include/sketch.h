@@ -12,5 +12,6 @@
 #include "sketch/hll_map.h"
 #include "sketch/bloom.h"
 #include "sketch/bloom_extra.h"
+#include "sketch/cms.h"
 
 #endif

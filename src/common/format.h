@@ -212,6 +212,35 @@ _Static_assert(SK_HG_OFF_CHECKSUM == SK_HG_OFF_GROUPS + 8, "the count is 8 bytes
 _Static_assert(SK_HG_HEADER_SIZE == SK_HG_OFF_RESERVED2 + 4, "then the records");
 _Static_assert(SK_HG_REC_OFF_KEY == SK_HG_REC_OFF_SKETCH_LEN + 4, "then the key");
 
+/* ---- count-min sketches (version 1) ---------------------------------------
+ *
+ *     0  4  magic "SKCM"
+ *     4  1  format version, 1
+ *     5  1  hash: 1 = MurmurHash2 (32-bit), seeded with the row's index
+ *     6  2  0
+ *     8  4  width w >= 1
+ *    12  4  depth d >= 1, w x d <= SK_CMS_MAX_CELLS
+ *    16  8  total of the counts added
+ *    24  8  XXH3-64 (seed 0) of bytes 0..23 followed by the counters
+ *    32     the counters: d rows of w 32-bit counts, row by row
+ */
+#define SK_CMS_MAGIC "SKCM"
+#define SK_CMS_VERSION 1
+#define SK_CMS_HASH_MURMUR2 1
+#define SK_CMS_OFF_MAGIC 0
+#define SK_CMS_OFF_VERSION 4
+#define SK_CMS_OFF_HASH 5
+#define SK_CMS_OFF_RESERVED 6
+#define SK_CMS_OFF_WIDTH 8
+#define SK_CMS_OFF_DEPTH 12
+#define SK_CMS_OFF_TOTAL 16
+#define SK_CMS_OFF_CHECKSUM 24
+#define SK_CMS_HEADER_SIZE 32
+
+_Static_assert(SK_CMS_OFF_WIDTH == SK_CMS_OFF_RESERVED + 2, "2 reserved bytes");
+_Static_assert(SK_CMS_OFF_CHECKSUM == SK_CMS_OFF_TOTAL + 8, "the total is 8 bytes");
+_Static_assert(SK_CMS_HEADER_SIZE == SK_CMS_OFF_CHECKSUM + 8, "then the counters");
+
 /* ---- Redis's HyperLogLog strings -----------------------------------------
  *
  *     0  4  "HYLL"
