@@ -386,6 +386,40 @@ static void lines_seeds(void)
         }
 }
 
+/* Count-min sketches: empty, with a few items, saturated, and a single
+ * counter; the checksum control bit clear, so the seeds are as written. */
+static void cms_seeds(void)
+{
+    static const struct {
+        const char *name;
+        uint32_t width, depth;
+        unsigned items;
+        uint64_t count;
+    } shapes[] = {{"empty", 8, 2, 0, 0},
+                  {"items", 50, 4, 200, 3},
+                  {"saturated", 5, 3, 10, UINT64_MAX},
+                  {"one-counter", 1, 1, 1, 1}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        sk_cms *c;
+        if (sk_cms_new(&c, shapes[s].width, shapes[s].depth) != SK_OK)
+            die("sk_cms_new");
+        for (unsigned i = 0; i < shapes[s].items; i++) {
+            char item[32];
+            snprintf(item, sizeof item, "item-%u", i % 37);
+            sk_cms_add(c, item, strlen(item), shapes[s].count, NULL);
+        }
+        uint64_t cap;
+        size_t len;
+        uint8_t *buf = sk_cms_serialized_size(c, &cap) == SK_OK ? malloc(cap) : NULL;
+        if (buf == NULL || sk_cms_serialize(c, buf, cap, &len) != SK_OK)
+            die("sk_cms_serialize");
+        const uint8_t control = 0;
+        seed("cms", shapes[s].name, &control, 1, buf + 4, len - 4); /* the target puts the magic */
+        free(buf);
+        sk_cms_free(c);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -398,6 +432,7 @@ int main(int argc, char **argv)
     hll_seeds();
     group_seeds();
     bloom_seeds();
+    cms_seeds();
     module_seeds();
     lines_seeds();
     return 0;
