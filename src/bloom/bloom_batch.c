@@ -45,7 +45,7 @@ line_add_ring(struct layer *l, sk_bloom_layout layout, unsigned k, const struct 
             struct item_hash h = source_hash(items, i);
             lines[slot] = blocked_line(l, h.h1);
             h2[slot] = h.h2;
-            prefetch_line(lines[slot]);
+            __builtin_prefetch((const void *)lines[slot], 1);
         }
     }
     layer_count(l, new_items, writers); /* once, not per item */
@@ -67,7 +67,7 @@ line_contains_ring(const struct layer *l, sk_bloom_layout layout, unsigned k,
             struct item_hash h = source_hash(items, i);
             lines[slot] = blocked_line(l, h.h1);
             h2[slot] = h.h2;
-            prefetch_line(lines[slot]);
+            __builtin_prefetch((const void *)lines[slot], 0);
         }
     }
 }
@@ -168,7 +168,7 @@ add_batch(sk_bloom *f, const struct source *items, size_t n, uint8_t *added)
             /* A scalable filter's adds may grow it, so only its lookups are
              * worth prefetching, and those are spread over every layer. */
             if (plain)
-                layer_prefetch(&f->first, f->layout, h[slot]);
+                layer_prefetch(&f->first, f->layout, h[slot], 1);
         }
     }
     if (plain)
@@ -203,7 +203,7 @@ contains_batch(const sk_bloom *f, const struct source *items, size_t n, uint8_t 
         if (i < n) {
             h[slot] = source_hash(items, i);
             for (unsigned l = 0; l < nlayers; l++)
-                layer_prefetch(&layers[l], layout, h[slot]);
+                layer_prefetch(&layers[l], layout, h[slot], 0);
         }
     }
 }

@@ -67,16 +67,6 @@
 
 __extension__ typedef unsigned __int128 u128;
 
-/* Starts loading a line that a query or an add will touch. Locality 1
- * (prefetcht2 on x86), for adds too: in the 100M-item rings of
- * bench/bloom_bench on an AMD EPYC, it took a batched query from 13.5 to
- * 8.1 ns and a batched add from 12.4 to 8.1 ns against prefetcht0 and
- * prefetchw, whose fills the core holds back when many are in flight. */
-static inline void prefetch_line(const volatile void *p)
-{
-    __builtin_prefetch((const void *)p, 0, 1);
-}
-
 /* How adds set bits (see "Threads" above). */
 enum writers {
     WRITERS_MANY,         /* locked ORs of the missing bits */
@@ -368,15 +358,23 @@ static inline unsigned layer_words(const struct layer *l, sk_bloom_layout layout
 
 /* Starts loading the memory an item touches, without waiting for it. */
 static inline void layer_prefetch(const struct layer *l, sk_bloom_layout layout,
-                                  struct item_hash h)
+                                  struct item_hash h, int for_write)
 {
     if (layout != SK_BLOOM_CLASSIC) {
-        prefetch_line(blocked_line(l, h.h1));
+        if (for_write)
+            __builtin_prefetch((const void *)blocked_line(l, h.h1), 1);
+        else
+            __builtin_prefetch((const void *)blocked_line(l, h.h1), 0);
         return;
     }
     uint64_t x = h.h1, step = h.h2 | 1;
-    for (unsigned i = 0; i < layer_hashes(l); i++, x = x * LCG_MUL + step)
-        prefetch_line(&l->words[reduce(x, l->bits) >> 6]);
+    for (unsigned i = 0; i < layer_hashes(l); i++, x = x * LCG_MUL + step) {
+        const void *p = (const void *)&l->words[reduce(x, l->bits) >> 6];
+        if (for_write)
+            __builtin_prefetch(p, 1);
+        else
+            __builtin_prefetch(p, 0);
+    }
 }
 
 #endif
