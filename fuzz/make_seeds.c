@@ -409,7 +409,7 @@ static void cms_seeds(void)
             sk_cms_add(c, item, strlen(item), shapes[s].count, NULL);
         }
         uint64_t cap;
-        size_t len;
+        size_t len = 0;
         uint8_t *buf = sk_cms_serialized_size(c, &cap) == SK_OK ? malloc(cap) : NULL;
         if (buf == NULL || sk_cms_serialize(c, buf, cap, &len) != SK_OK)
             die("sk_cms_serialize");
