@@ -40,12 +40,15 @@ typedef struct sk_cms_options {
     uint32_t depth;
     double error; /* instead of width: the estimate's excess, as a fraction of the total */
     double delta; /* instead of depth: the probability that the excess is larger */
+    uint64_t max_memory; /* 0: none; else SK_EBUDGET if the sketch would take more */
     const sk_allocator *allocator; /* NULL: malloc */
 } sk_cms_options;
 
 /* SK_EINVAL for options out of range or mixed, SK_ETOOLARGE past
  * SK_CMS_MAX_CELLS. sk_cms_new is sk_cms_create with malloc. */
 SK_API int sk_cms_create(sk_cms **out, const sk_cms_options *opts);
+/* The memory sk_cms_create would take for these options; 0 if invalid. */
+SK_API uint64_t sk_cms_create_memory(const sk_cms_options *opts);
 SK_API int sk_cms_new(sk_cms **out, uint32_t width, uint32_t depth);
 SK_API void sk_cms_free(sk_cms *c);
 SK_API int sk_cms_copy(sk_cms **out, const sk_cms *src); /* with src's allocator */

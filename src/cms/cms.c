@@ -95,6 +95,25 @@ static int dimension(uint32_t given, double bound, uint64_t (*from_bound)(double
     return SK_OK;
 }
 
+/* The dimensions the options ask for. */
+static int resolve(const sk_cms_options *opts, uint32_t *width, uint32_t *depth)
+{
+    int rc = dimension(opts->width, opts->error, width_for_error, width);
+    return rc == SK_OK ? dimension(opts->depth, opts->delta, depth_for_delta, depth) : rc;
+}
+
+/* What a sketch of these dimensions takes with allocator a: its object and
+ * its counters, as sk_cms_get_info reports it. */
+static uint64_t memory_of(uint32_t width, uint32_t depth, const sk_allocator *a)
+{
+    uint64_t bytes = (uint64_t)width * depth * sizeof(uint32_t);
+    if (bytes > SIZE_MAX)
+        return UINT64_MAX;
+    sk_allocator alloc;
+    sk__allocator_init(&alloc, a);
+    return sizeof(sk_cms) + sk__array_cost(&alloc, (size_t)bytes);
+}
+
 int sk_cms_create(sk_cms **out, const sk_cms_options *opts)
 {
     if (out == NULL)
@@ -103,12 +122,22 @@ int sk_cms_create(sk_cms **out, const sk_cms_options *opts)
     if (opts == NULL)
         return SK_EINVAL;
     uint32_t width, depth;
-    int rc = dimension(opts->width, opts->error, width_for_error, &width);
-    if (rc == SK_OK)
-        rc = dimension(opts->depth, opts->delta, depth_for_delta, &depth);
+    int rc = resolve(opts, &width, &depth);
     if (rc != SK_OK)
         return rc;
+    if ((uint64_t)width * depth > SK_CMS_MAX_CELLS)
+        return SK_ETOOLARGE;
+    if (opts->max_memory != 0 && memory_of(width, depth, opts->allocator) > opts->max_memory)
+        return SK_EBUDGET;
     return sk__cms_alloc(out, width, depth, opts->allocator);
+}
+
+uint64_t sk_cms_create_memory(const sk_cms_options *opts)
+{
+    uint32_t width, depth;
+    if (opts == NULL || resolve(opts, &width, &depth) != SK_OK)
+        return 0;
+    return memory_of(width, depth, opts->allocator);
 }
 
 int sk_cms_new(sk_cms **out, uint32_t width, uint32_t depth)

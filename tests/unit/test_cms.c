@@ -105,6 +105,34 @@ static void test_dimensions(void **state)
     assert_null(c);
 }
 
+/* sk_cms_create_memory is what the sketch then reports, and max_memory
+ * refuses exactly what would pass it, before any allocation. */
+static void test_memory_budget(void **state)
+{
+    const sk_cms_options shapes[] = {
+        {.width = 2000, .depth = 5}, {.error = 0.001, .delta = 0.01}, {.width = 1, .depth = 1},
+        {.width = 1u << 20, .depth = 4}, /* past the default allocator's mapping threshold */
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        sk_cms_options o = shapes[i];
+        uint64_t need = sk_cms_create_memory(&o);
+        sk_cms_info info;
+        assert_int_equal(create_with(o, &info), SK_OK);
+        assert_int_equal(info.memory, need);
+        o.max_memory = need;
+        assert_int_equal(create_with(o, &info), SK_OK);
+        o.max_memory = need - 1;
+        assert_int_equal(create_with(o, &info), SK_EBUDGET);
+    }
+    /* 2^32 counters would take 16 GiB: refused by a budget without allocating. */
+    sk_cms_options huge = {.width = 1u << 16, .depth = 1u << 16, .max_memory = 1u << 30};
+    assert_true(sk_cms_create_memory(&huge) > (UINT64_C(16) << 30));
+    sk_cms_info info;
+    assert_int_equal(create_with(huge, &info), SK_EBUDGET);
+    assert_int_equal(sk_cms_create_memory(&(sk_cms_options){.width = 10}), 0);
+    assert_int_equal(sk_cms_create_memory(NULL), 0);
+}
+
 static void test_adds_and_queries(void **state)
 {
     sk_cms *c = new_cms(1000, 5);
@@ -323,6 +351,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_murmur2_definition), cmocka_unit_test(test_dimensions),
+        cmocka_unit_test(test_memory_budget),
         cmocka_unit_test(test_adds_and_queries),   cmocka_unit_test(test_counters_saturate),
         cmocka_unit_test(test_weighted_merge),     cmocka_unit_test(test_serialized_form),
         cmocka_unit_test(test_random_bytes),
