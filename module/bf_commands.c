@@ -513,18 +513,20 @@ int bloom_register(RedisModuleCtx *ctx)
         RedisModuleCmdFunc fn;
         const char *flags;
     } commands[] = {
-        {"BF.RESERVE", cmd_reserve, "write deny-oom"},
-        {"BF.ADD", cmd_add, "write deny-oom"},
-        {"BF.MADD", cmd_madd, "write deny-oom"},
-        {"BF.INSERT", cmd_insert, "write deny-oom"},
-        {"BF.EXISTS", cmd_exists, "readonly fast"},
-        {"BF.MEXISTS", cmd_mexists, "readonly fast"},
-        {"BF.CARD", bf_card, "readonly fast"},
-        {"BF.INFO", bf_info, "readonly fast"},
-        {"BF.DEBUG", bf_debug, "readonly"},
-        {"BF.SCANDUMP", bf_scandump, "readonly"},
-        {"BF.LOADCHUNK", bf_loadchunk, "write deny-oom"},
+        {"bf.reserve", cmd_reserve, "write deny-oom"},
+        {"bf.add", cmd_add, "write deny-oom"},
+        {"bf.madd", cmd_madd, "write deny-oom"},
+        {"bf.insert", cmd_insert, "write deny-oom"},
+        {"bf.exists", cmd_exists, "readonly fast"},
+        {"bf.mexists", cmd_mexists, "readonly fast"},
+        {"bf.card", bf_card, "readonly fast"},
+        {"bf.info", bf_info, "readonly fast"},
+        {"bf.debug", bf_debug, "readonly"},
+        {"bf.scandump", bf_scandump, "readonly"},
+        {"bf.loadchunk", bf_loadchunk, "write deny-oom"},
     };
+    /* Lower case, as RedisBloom registers them: the server names a command
+     * in its errors (wrong number of arguments) as it was registered. */
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (RM_CreateCommand(ctx, commands[i].name, commands[i].fn, commands[i].flags, 1, 1,
                              1) != RM_OK)

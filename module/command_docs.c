@@ -7,7 +7,7 @@
  *
  * ACL categories need Redis 7.2 or Valkey 7.2 (AddACLCategory and
  * SetCommandACLCategories): there the BF.* commands are in @bloom, the
- * HLL.* ones in Redis's own @hyperloglog, and each in @read or @write, and
+ * CMS.* ones in @cms, the HLL.* ones in Redis's own @hyperloglog, and each in @read or @write, and
  * in @fast if its flags say fast (@slow otherwise), as Redis's own commands
  * are. Redis 7.0 has neither call, puts module
  * commands in no category, and an operator names them one by one
@@ -131,6 +131,37 @@ static RedisModuleCommandKeySpec merge_keys[3] = {
     {0}};
 static RedisModuleCommandKeySpec key_overwrite[2] = KEY(RM_KEY_OW | RM_KEY_UPDATE);
 
+/* ---- CMS.* ------------------------------------------------------------------ */
+
+static RedisModuleCommandKeySpec key_count[2] = KEY(RM_KEY_RW | RM_KEY_ACCESS | RM_KEY_UPDATE);
+/* CMS.MERGE writes its first key and reads the numkeys keys after numkeys. */
+static RedisModuleCommandKeySpec cms_merge_keys[3] = {
+    {.flags = RM_KEY_RW | RM_KEY_UPDATE, .begin_search_type = RM_BS_INDEX, .bs.index.pos = 1,
+     .find_keys_type = RM_FK_RANGE, .fk.range = {0, 1, 0}},
+    {.flags = RM_KEY_RO | RM_KEY_ACCESS, .begin_search_type = RM_BS_INDEX, .bs.index.pos = 2,
+     .find_keys_type = RM_FK_KEYNUM, .fk.keynum = {0, 1, 1}},
+    {0}};
+
+static RedisModuleCommandArg cms_initbydim_args[] = {
+    ARG_KEY, ARG("width", RM_ARG_INTEGER), ARG("depth", RM_ARG_INTEGER), {0}};
+static RedisModuleCommandArg cms_initbyprob_args[] = {
+    ARG_KEY, ARG("error", RM_ARG_DOUBLE), ARG("probability", RM_ARG_DOUBLE), {0}};
+static RedisModuleCommandArg item_increment[] = {
+    ARG("item", RM_ARG_STRING), ARG("increment", RM_ARG_INTEGER), {0}};
+static RedisModuleCommandArg cms_incrby_args[] = {
+    ARG_KEY,
+    {.name = "items", .type = RM_ARG_BLOCK, .key_spec_index = -1, .flags = RM_ARG_MULTIPLE,
+     .subargs = item_increment},
+    {0}};
+static RedisModuleCommandArg weight_values[] = {ARG_MANY("weight", RM_ARG_INTEGER), {0}};
+static RedisModuleCommandArg cms_merge_args[] = {
+    {.name = "destination", .type = RM_ARG_KEY, .key_spec_index = 0},
+    ARG("numkeys", RM_ARG_INTEGER),
+    {.name = "source", .type = RM_ARG_KEY, .key_spec_index = 1, .flags = RM_ARG_MULTIPLE},
+    OPTION("weights", "WEIGHTS", weight_values),
+    {0}};
+static RedisModuleCommandArg cms_import_args[] = {ARG_KEY, ARG("bytes", RM_ARG_STRING), {0}};
+
 struct command_doc {
     const char *name;
     const char *summary;
@@ -198,16 +229,43 @@ static const struct command_doc docs[] = {
     {"hll.import", "Stores a sketch of any format the library reads",
      K_REGISTERS, "0.1.0", 3, "write slow hyperloglog",
      key_overwrite, hll_import_args},
+    {"cms.initbydim", "Creates an empty count-min sketch of a given width and depth",
+     "O(w * d), where w is the width and d the depth", "0.3.0", 4, "write slow cms",
+     key_create, cms_initbydim_args},
+    {"cms.initbyprob", "Creates an empty count-min sketch for an error and its probability",
+     "O(w * d), where w is the width and d the depth", "0.3.0", 4, "write slow cms",
+     key_create, cms_initbyprob_args},
+    {"cms.incrby", "Adds counts of items to a count-min sketch and returns their estimates",
+     "O(n * d), where n is the number of items and d the depth", "0.3.0", -4, "write fast cms",
+     key_count, cms_incrby_args},
+    {"cms.query", "Returns the estimated counts of items in a count-min sketch",
+     "O(n * d), where n is the number of items and d the depth", "0.3.0", -3, "read fast cms",
+     key_read, key_items_args},
+    {"cms.merge", "Sets a count-min sketch to the weighted sum of sketches of its dimensions",
+     "O(k * w * d), where k is the number of sources, w the width and d the depth", "0.3.0",
+     -4, "write slow cms", cms_merge_keys, cms_merge_args},
+    {"cms.info", "Returns the width, depth and total count of a count-min sketch", "O(1)",
+     "0.3.0", 2, "read fast cms", key_meta, key_args},
+    {"cms.export", "Returns a count-min sketch in the format of the library and the command",
+     "O(w * d), where w is the width and d the depth", "0.3.0", 2, "read slow cms", key_read,
+     key_args},
+    {"cms.import", "Stores a count-min sketch in the format of the library and the command",
+     "O(w * d), where w is the width and d the depth", "0.3.0", 3, "write slow cms",
+     key_overwrite, cms_import_args},
 };
 
 int commands_describe(RedisModuleCtx *ctx)
 {
-    /* Redis's own @hyperloglog needs no adding; @bloom is new. */
-    if (RM_AddACLCategory != NULL && RM_SetCommandACLCategories != NULL &&
-        RM_AddACLCategory(ctx, "bloom") != RM_OK) {
-        RM_Log(ctx, "warning", "sketch: the server refused the ACL category bloom");
-        return RM_ERR;
-    }
+    /* Redis's own @hyperloglog needs no adding; @bloom and @cms, RedisBloom's
+     * names in Redis 8, are new. */
+    static const char *const categories[] = {"bloom", "cms"};
+    for (size_t i = 0; i < sizeof categories / sizeof categories[0]; i++)
+        if (RM_AddACLCategory != NULL && RM_SetCommandACLCategories != NULL &&
+            RM_AddACLCategory(ctx, categories[i]) != RM_OK) {
+            RM_Log(ctx, "warning", "sketch: the server refused the ACL category %s",
+                   categories[i]);
+            return RM_ERR;
+        }
     for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) {
         const struct command_doc *d = &docs[i];
         RedisModuleCommand *command = RM_GetCommand(ctx, d->name);

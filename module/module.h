@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * module.h: the two halves of sketch.so that module.c registers: the BF.*
- * commands with their data type (bf_commands.c) and the HLL.* commands with
- * theirs (hll_commands.c).
+ * module.h: the families of sketch.so that module.c registers, each as its
+ * commands with their data type: BF.* (bf_commands.c), HLL.*
+ * (hll_commands.c) and CMS.* (cms_commands.c).
  */
 #ifndef SKETCH_MODULE_H
 #define SKETCH_MODULE_H
@@ -13,5 +13,7 @@
 int bloom_register(RedisModuleCtx *ctx);
 /* Registers the HLL.* commands and the HyperLogLog type. */
 int hll_register(RedisModuleCtx *ctx);
+/* Registers the CMS.* commands and the count-min sketch type. */
+int cms_register(RedisModuleCtx *ctx);
 
 #endif

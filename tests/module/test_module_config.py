@@ -159,6 +159,10 @@ WRITES = [
     (["HLL.RESERVE", "h1", "12"], "hll.reserve"),
     (["HLL.ADD", "h2", "a"], "hll.add"),
     (["HLL.MERGE", "h3", "h2"], "hll.merge"),
+    (["CMS.INITBYDIM", "c1", "10", "2"], "cms.initbydim"),
+    (["CMS.INITBYPROB", "c2", "0.1", "0.1"], "cms.initbyprob"),
+    (["CMS.INCRBY", "c1", "a", "1"], "cms.incrby"),
+    (["CMS.MERGE", "c1", "1", "c1"], "cms.merge"),
 ]
 
 
@@ -185,6 +189,7 @@ def test_keyspace_notifications(server, r):
             r.execute_command(*cmd)
         exported = r.execute_command("HLL.EXPORT", "h2")
         r.execute_command("HLL.IMPORT", "h4", exported)
+        r.execute_command("CMS.IMPORT", "c3", r.execute_command("CMS.EXPORT", "c1"))
         it, header = r.execute_command("BF.SCANDUMP", "bf1", 0)
         pieces = [(it, header)]
         while True:
@@ -197,10 +202,13 @@ def test_keyspace_notifications(server, r):
         # changing nothing announces nothing
         r.execute_command("BF.ADD", "bf1", "a")
         r.execute_command("HLL.ADD", "h2", "a")
+        r.execute_command("CMS.INCRBY", "c1", "a", "0")
         r.execute_command("BF.EXISTS", "bf1", "a")
+        r.execute_command("CMS.QUERY", "c1", "a")
         drain()
         expected = [(cmd[1], event) for cmd, event in WRITES]
-        expected += [("h4", "hll.import")] + [("bf3", "bf.loadchunk")] * len(pieces)
+        expected += [("h4", "hll.import"), ("c3", "cms.import")]
+        expected += [("bf3", "bf.loadchunk")] * len(pieces)
         assert seen == expected
         p.close()
     finally:
@@ -234,6 +242,15 @@ COMMANDS = {
     "hll.info": (2, 1, 1, {"readonly"}, ["key"]),
     "hll.export": (2, 1, 1, {"readonly"}, ["key"]),
     "hll.import": (3, 1, 1, {"write", "denyoom"}, ["key", "value"]),
+    "cms.initbydim": (4, 1, 1, {"write", "denyoom"}, ["key", "width", "depth"]),
+    "cms.initbyprob": (4, 1, 1, {"write", "denyoom"}, ["key", "error", "probability"]),
+    "cms.incrby": (-4, 1, 1, {"write", "denyoom", "fast"}, ["key", "items"]),
+    "cms.query": (-3, 1, 1, {"readonly", "fast"}, ["key", "item"]),
+    "cms.merge": (-4, 1, 1, {"write", "denyoom", "movablekeys"},
+                  ["destination", "numkeys", "source", "weights"]),
+    "cms.info": (2, 1, 1, {"readonly", "fast"}, ["key"]),
+    "cms.export": (2, 1, 1, {"readonly"}, ["key"]),
+    "cms.import": (3, 1, 1, {"write", "denyoom"}, ["key", "bytes"]),
 }
 
 
@@ -256,7 +273,7 @@ def test_command_docs_and_info(server, raw):
         assert len(docs) == 2 and text(docs[0]).lower() == name, docs
         d = pairs(docs[1].value)
         assert text(d["summary"]) and text(d["complexity"]), d
-        assert text(d["since"]) in ("0.1.0", "0.2.0"), d
+        assert text(d["since"]) in ("0.1.0", "0.2.0", "0.3.0"), d
         assert text(d["group"]) == "module" and text(d["module"]) == "sketch"
         arguments = [pairs(a.value) for a in d["arguments"].value]
         assert [text(a["name"]) for a in arguments] == args, name
@@ -268,15 +285,16 @@ def test_command_docs_and_info(server, raw):
         specs = [pairs(spec.value) for spec in info[8].value]
         assert specs and all(plain(spec["begin_search"]) for spec in specs), name
         kind = {"RW", "RO", "OW"} & {text(f) for f in specs[0]["flags"].value}
-        assert kind == ({"RO"} if "readonly" in flags else {"OW"} if name == "hll.import"
+        overwrites = name in ("hll.import", "cms.import")
+        assert kind == ({"RO"} if "readonly" in flags else {"OW"} if overwrites
                         else {"RW"}), (name, kind)
     c.close()
     # the server checks arity from the description before the module runs:
     # the call is counted as rejected, not as failed
     raw.execute_command("CONFIG", "RESETSTAT")
-    with pytest.raises(ResponseError, match="wrong number of arguments for 'BF.ADD'"):
+    with pytest.raises(ResponseError, match="wrong number of arguments for 'bf.add'"):
         raw.execute_command("BF.ADD", "k")
-    stats = raw.info("commandstats")["cmdstat_BF.ADD"]
+    stats = raw.info("commandstats")["cmdstat_bf.add"]
     assert stats["rejected_calls"] == 1 and stats["calls"] == 0, stats
     # key positions for ACL key patterns: a user limited to keys "u:*"
     raw.execute_command("ACL", "SETUSER", "keys", "on", ">pw", "~u:*", "+@all")
@@ -287,6 +305,11 @@ def test_command_docs_and_info(server, raw):
             c.execute_command("BF.ADD", "other", "a")
         with pytest.raises(redis.exceptions.NoPermissionError):
             c.execute_command("HLL.MERGE", "u:dest", "u:1", "other")
+        # CMS.MERGE's sources are the numkeys keys after numkeys, not its weights
+        c.execute_command("CMS.INITBYDIM", "u:c", "10", "2")
+        assert c.execute_command("CMS.MERGE", "u:c", "1", "u:c", "WEIGHTS", "2") == b"OK"
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            c.execute_command("CMS.MERGE", "u:c", "2", "u:c", "other", "WEIGHTS", "1", "1")
         c.close()
     finally:
         raw.execute_command("ACL", "DELUSER", "keys")
