@@ -58,7 +58,7 @@ struct command {
 };
 static struct command commands[64];
 static int command_count;
-static RedisModuleType *types[2];
+static RedisModuleType *types[HARNESS_TYPES];
 static int type_count;
 
 /* ---- keyspace ---------------------------------------------------------- */
@@ -178,7 +178,7 @@ static RedisModuleType *h_CreateDataType(RedisModuleCtx *ctx, const char *name, 
                                          RedisModuleTypeMethods *methods)
 {
     (void)ctx;
-    if (strlen(name) != 9 || type_count == 2)
+    if (strlen(name) != 9 || type_count == HARNESS_TYPES)
         harness_fail("bad data type registration");
     RedisModuleType *t = harness_xmalloc(sizeof *t);
     t->methods = *methods;
@@ -566,6 +566,20 @@ static int h_SetCommandInfo(RedisModuleCommand *command, const RedisModuleComman
     return RM_OK;
 }
 
+/* The harness never asks a command for its keys' positions. */
+static int h_IsKeysPositionRequest(RedisModuleCtx *ctx)
+{
+    (void)ctx;
+    return 0;
+}
+
+static void h_KeyAtPos(RedisModuleCtx *ctx, int pos)
+{
+    (void)ctx;
+    (void)pos;
+    harness_fail("KeyAtPos outside a keys-position request");
+}
+
 /* GetApi: the module binds every function by its name. */
 typedef void (*any_fn)(void);
 static const struct {
@@ -591,12 +605,12 @@ static int get_api(const char *name, void *out)
 
 void harness_init(void)
 {
-    if (type_count == 2)
+    if (type_count == HARNESS_TYPES)
         return;
     RedisModuleCtx ctx = {get_api, 0};
     RedisModuleString *args[2] = {h_CreateString(NULL, "MAX-KEY-MEMORY", 14),
                                   h_CreateString(NULL, "16mb", 4)};
-    if (RedisModule_OnLoad(&ctx, args, 2) != RM_OK || type_count != 2)
+    if (RedisModule_OnLoad(&ctx, args, 2) != RM_OK || type_count != HARNESS_TYPES)
         harness_fail("the module did not load");
     h_FreeString(NULL, args[0]);
     h_FreeString(NULL, args[1]);

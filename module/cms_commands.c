@@ -260,11 +260,28 @@ static int merge_sources(RedisModuleCtx *ctx, const sk_cms *dst, RedisModuleStri
     return RM_OK;
 }
 
+/* Where CMS.MERGE's keys are, for servers that ask the command (Redis 7.0's
+ * cluster routing reads only the first-last-step range, not key specs):
+ * the destination and the numkeys keys after numkeys, as far as there are
+ * arguments. */
+static int merge_keys(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    long long numkeys;
+    if (argc > 1)
+        RM_KeyAtPos(ctx, 1);
+    if (argc > 2 && RM_StringToLongLong(argv[2], &numkeys) == RM_OK)
+        for (long long i = 0; i < numkeys && 3 + i < argc; i++)
+            RM_KeyAtPos(ctx, (int)(3 + i));
+    return RM_OK;
+}
+
 /* CMS.MERGE destination numkeys source [source ...] [WEIGHTS weight ...]:
  * the destination, which must exist, becomes the weighted sum; if a
  * counter would leave [0, 2^32) or the total [0, 2^63), nothing changes. */
 static int cmd_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
+    if (RM_IsKeysPositionRequest(ctx))
+        return merge_keys(ctx, argv, argc);
     if (argc < 4)
         return RM_WrongArity(ctx);
     RedisModuleKey *key;
@@ -401,8 +418,8 @@ int cms_register(RedisModuleCtx *ctx)
         {"cms.initbyprob", cmd_initbyprob, "write deny-oom"},
         {"cms.incrby", cmd_incrby, "write deny-oom fast"},
         {"cms.query", cmd_query, "readonly fast"},
-        /* its sources are in its key specs (command_docs.c), which the server reads */
-        {"cms.merge", cmd_merge, "write deny-oom"},
+        /* its sources: in its key specs (command_docs.c) and asked of it */
+        {"cms.merge", cmd_merge, "write deny-oom getkeys-api"},
         {"cms.info", cmd_info, "readonly fast"},
         {"cms.export", cmd_export, "readonly"},
         {"cms.import", cmd_import, "write deny-oom"},

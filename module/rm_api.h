@@ -248,7 +248,9 @@ typedef struct RedisModuleTypeMethods {
        RedisModuleConfigApplyFunc applyfn, void *privdata))                                 \
     X(int, LoadConfigs, (RedisModuleCtx * ctx))                                             \
     X(RedisModuleCommand *, GetCommand, (RedisModuleCtx * ctx, const char *name))           \
-    X(int, SetCommandInfo, (RedisModuleCommand * command, const RedisModuleCommandInfo *info))
+    X(int, SetCommandInfo, (RedisModuleCommand * command, const RedisModuleCommandInfo *info)) \
+    X(int, IsKeysPositionRequest, (RedisModuleCtx * ctx))                                   \
+    X(void, KeyAtPos, (RedisModuleCtx * ctx, int pos))
 
 /* Functions of newer servers (Redis 7.2+, Valkey 7.2+): bound when the server
  * has them, NULL otherwise. */

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Redis Cluster: three masters on loopback, each loading the module, made
 into a cluster by `redis-cli --cluster create`. The module's key positions
-let the cluster route BF.* and HLL.* (MOVED, CROSSSLOT), and a slot holding
+let the cluster route BF.*, HLL.* and CMS.* (MOVED, CROSSSLOT), and a slot holding
 BF and HLL keys moves to another node with MIGRATE (DUMP/RESTORE of the
 module's types) with identical answers afterwards."""
 import subprocess
@@ -161,14 +161,20 @@ def test_multikey_different_slots_crossslot(cluster, tools):
         direct.execute_command("CLUSTER", "KEYSLOT", k2)
     rc.execute_command("HLL.ADD", k1, "a")
     rc.execute_command("HLL.ADD", k2, "b")
+    c1, c2 = "{x}c", "{y}c"
+    rc.execute_command("CMS.INITBYDIM", c1, 10, 2)
+    rc.execute_command("CMS.INITBYDIM", c2, 10, 2)
     for args in (["HLL.COUNT", k1, k2], ["HLL.MERGE", k1, k2], ["HLL.ESTIMATE", k1, k2],
-                 ["HLL.COMPARE", k1, k2], ["HLL.COMPARE", k2, k1]):
+                 ["HLL.COMPARE", k1, k2], ["HLL.COMPARE", k2, k1],
+                 ["CMS.MERGE", c1, 1, c2], ["CMS.MERGE", c1, 2, c1, c2, "WEIGHTS", 1, 1]):
         for c in cluster["direct"]:              # the server's own check
             with pytest.raises(ResponseError, match="CROSSSLOT"):
                 c.execute_command(*args)
         with pytest.raises((RedisClusterException, ResponseError)):
             rc.execute_command(*args)            # the client's check
     assert rc.execute_command("HLL.COUNT", k1) == 1
+    # one slot: the cluster client routes it, and the owner merges
+    assert rc.execute_command("CMS.MERGE", c1, 2, c1, c1, "WEIGHTS", 1, 1) == b"OK"
 
 
 def test_migrate_slot_with_module_keys(cluster, tools):
