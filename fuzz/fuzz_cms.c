@@ -10,20 +10,6 @@
 #include "fuzz_util.h"
 #include "sketch.h"
 
-#define XXH_STATIC_LINKING_ONLY
-#include <xxhash.h>
-
-static void fix_checksum(uint8_t *buf, size_t len)
-{
-    if (len < SK_CMS_HEADER_SIZE)
-        return;
-    XXH3_state_t state;
-    XXH3_64bits_reset(&state);
-    XXH3_64bits_update(&state, buf, SK_CMS_OFF_CHECKSUM);
-    XXH3_64bits_update(&state, buf + SK_CMS_HEADER_SIZE, len - SK_CMS_HEADER_SIZE);
-    sk_store_le64(buf + SK_CMS_OFF_CHECKSUM, XXH3_64bits_digest(&state));
-}
-
 static void behave(const sk_cms *c, const uint8_t *bytes, size_t len)
 {
     uint64_t size;
@@ -57,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(buf, SK_CMS_MAGIC, 4);
     memcpy(buf + 4, data + 1, size - 1);
     if (data[0] & 1)
-        fix_checksum(buf, len);
+        fuzz_fix_cms_checksum(buf, len);
     sk_cms *c;
     if (sk_cms_deserialize(&c, buf, len, NULL) == SK_OK) {
         behave(c, buf, len);

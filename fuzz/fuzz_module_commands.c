@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * fuzz_module_commands.c: any sequence of BF.* and HLL.* commands with any
+ * fuzz_module_commands.c: any sequence of BF.*, HLL.* and CMS.* commands with any
  * arguments, through the module's own command functions in the module
  * harness; SET stores a plain string (as a native PF key would be), DEL
  * removes a key.
@@ -17,7 +17,8 @@ static const char *const command_names[] = {
     "BF.RESERVE", "BF.ADD", "BF.MADD", "BF.INSERT", "BF.EXISTS", "BF.MEXISTS",
     "BF.CARD", "BF.INFO", "BF.SCANDUMP", "BF.LOADCHUNK", "HLL.RESERVE", "HLL.ADD",
     "HLL.COUNT", "HLL.ESTIMATE", "HLL.MERGE", "HLL.INFO", "HLL.EXPORT", "HLL.IMPORT",
-    "SET", "DEL", "BF.DEBUG",
+    "SET", "DEL", "BF.DEBUG", "CMS.INITBYDIM", "CMS.INITBYPROB", "CMS.INCRBY", "CMS.QUERY",
+    "CMS.MERGE", "CMS.INFO", "CMS.EXPORT", "CMS.IMPORT",
 };
 #define COMMANDS (sizeof command_names / sizeof command_names[0])
 
@@ -27,7 +28,8 @@ static const char *const tokens[] = {
     "nan", "inf", "-inf", "1e308", "9223372036854775807", "-9223372036854775808",
     "18446744073709551616", "CAPACITY", "ERROR", "EXPANSION", "NOCREATE", "NONSCALING",
     "ITEMS", "FILTERS", "SIZE", "EXPANSION", "capacity", "items", "", "a", "b", "c",
-    "HYLL", "SKHL", "SKBF", "89", "137", "4097",
+    "HYLL", "SKHL", "SKBF", "89", "137", "4097", "WEIGHTS", "SKCM", "4294967295",
+    "4294967296",
 };
 #define TOKENS (sizeof tokens / sizeof tokens[0])
 #define MAX_ARGS 16
@@ -67,7 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
     }
     for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
-        for (int type = 0; type < 2; type++) {
+        for (int type = 0; type < HARNESS_TYPES; type++) {
             void *value = harness_value(type, keys[k]);
             if (value != NULL)
                 module_check_value(type, value);

@@ -236,11 +236,15 @@ static void module_seeds(void)
     cmd(5, hadd);
     const char *hadd4[] = {"HLL.ADD", "h4", "a", "b", "c"};
     cmd(5, hadd4);
+    const char *cinit[] = {"CMS.INITBYDIM", "cm", "50", "4"};
+    cmd(4, cinit);
+    const char *cincr[] = {"CMS.INCRBY", "cm", "a", "3", "b", "5"};
+    cmd(6, cincr);
 
     static const struct {
         int type;
         const char *key;
-    } values[] = {{0, "bf"}, {0, "fixed"}, {1, "h4"}, {1, "h14"}};
+    } values[] = {{0, "bf"}, {0, "fixed"}, {1, "h4"}, {1, "h14"}, {2, "cm"}};
     for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
         void *v = harness_value(values[i].type, values[i].key);
         if (v == NULL)
@@ -249,7 +253,7 @@ static void module_seeds(void)
         harness_type(values[i].type)->rdb_save(HARNESS_IO(io), v);
         size_t len;
         const uint8_t *bytes = harness_io_bytes(io, &len);
-        const uint8_t control = values[i].type == 0 ? 1 : 0;
+        const uint8_t control = values[i].type == 0 ? 1 : values[i].type == 2 ? 16 : 0;
         seed("module_rdb", values[i].key, &control, 1, bytes, len);
         harness_io_free(io);
     }
@@ -345,6 +349,27 @@ static void module_seeds(void)
     free(seq);
     free(b);
     sk_hll_free(h);
+    /* CMS.INITBYDIM k1 100 4, CMS.INITBYPROB k2 0.01 0.01, CMS.INCRBY k1 a 3 b 2,
+     * CMS.QUERY k1 a b, CMS.INITBYDIM k3 100 4, CMS.MERGE k3 2 k1 k1 WEIGHTS 2 3,
+     * CMS.INFO k3, CMS.EXPORT k3, CMS.INCRBY k3 a 4294967295 */
+    static const uint8_t cms[] = {21, 3, 0, 12, 7,  22, 3, 1, 17, 17,  23, 5, 0, 43, 6, 44, 5,
+                                  24, 3, 0, 43, 44,  21, 3, 2, 12, 7,
+                                  25, 7, 2, 5, 0, 0, 52, 5, 6,  26, 1, 2,  27, 1, 2,
+                                  23, 3, 2, 43, 54};
+    seed("module_commands", "cms-commands", cms, sizeof cms, "", 0);
+    /* CMS.IMPORT k2 <a serialized sketch>, then CMS.QUERY k2 a */
+    sk_cms *c;
+    uint64_t cap = 0;
+    if (sk_cms_new(&c, 10, 2) != SK_OK || sk_cms_add(c, "a", 1, 7, NULL) != SK_OK ||
+        sk_cms_serialized_size(c, &cap) != SK_OK)
+        die("sk_cms");
+    uint8_t import[16 + 256] = {28, 2, 1, 0xff, (uint8_t)cap, (uint8_t)(cap >> 8)};
+    if (cap > 256 || sk_cms_serialize(c, import + 6, cap, &len) != SK_OK)
+        die("sk_cms_serialize");
+    const uint8_t query[] = {24, 2, 1, 43};
+    memcpy(import + 6 + len, query, sizeof query);
+    seed("module_commands", "cms-import", import, 6 + len + sizeof query, "", 0);
+    sk_cms_free(c);
     harness_flush();
 }
 
