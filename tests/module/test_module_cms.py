@@ -276,3 +276,23 @@ def test_replica_holds_the_same_sketch_after_every_command(servers, tools):
     # a replica refuses writes
     with pytest.raises(ReadOnlyError):
         rc.execute_command("CMS.INCRBY", "p", "a", 1)
+
+
+# ---- a real client -------------------------------------------------------------
+
+def test_redis_py_cms_unchanged(r):
+    """redis-py's r.cms(), written for RedisBloom, works as it is: its reply
+    parsers (CMSInfo) read the module's replies."""
+    cms = r.cms()
+    assert cms.initbydim("a", 1000, 5)
+    assert cms.initbyprob("b", 0.001, 0.01)
+    assert cms.incrby("a", ["x", "y", "x"], [3, 1, 2]) == [3, 1, 5]
+    assert cms.query("a", "x", "y", "z") == [5, 1, 0]
+    info = cms.info("b")
+    assert (info.width, info.depth, info.count) == (2000, 7, 0)
+    cms.initbydim("m", 1000, 5)
+    assert cms.merge("m", 2, ["a", "a"], weights=[2, 3])
+    assert cms.query("m", "x", "y") == [25, 5]
+    assert cms.info("m").count == 30
+    with pytest.raises(ResponseError, match="CMS: width/depth is not equal"):
+        cms.merge("m", 1, ["b"])

@@ -320,5 +320,21 @@ for (const RESP of [3, 2]) {
       assert.equal(await client.bf.add('k', 'a'), true);
       assert.equal((await client.bf.info('k'))['Number of items inserted'], 1);
     });
+
+    test('CMS.*: counts as numbers, CMS.INFO an object (map in RESP3, flat array in RESP2)', async () => {
+      assert.equal(await client.cms.initByDim('a', 1000, 5), 'OK');
+      assert.equal(await client.cms.initByProb('b', 0.001, 0.01), 'OK');
+      assert.deepEqual(await client.cms.incrBy('a', [{ item: 'x', incrementBy: 3 },
+                                                     { item: 'y', incrementBy: 1 },
+                                                     { item: 'x', incrementBy: 2 }]), [3, 1, 5]);
+      assert.deepEqual(await client.cms.query('a', ['x', 'y', 'z']), [5, 1, 0]);
+      assert.deepEqual({ ...(await client.cms.info('b')) }, { width: 2000, depth: 7, count: 0 });
+      assert.equal(await client.cms.initByDim('m', 1000, 5), 'OK');
+      assert.equal(await client.cms.merge('m', [{ name: 'a', weight: 2 }, { name: 'a', weight: 3 }]), 'OK');
+      assert.deepEqual(await client.cms.query('m', ['x', 'y']), [25, 5]);
+      assert.equal((await client.cms.info('m')).count, 30);
+      await assert.rejects(client.cms.merge('m', ['b']), rejectsWith('CMS: width/depth is not equal'));
+      await assert.rejects(client.cms.query('missing', ['x']), rejectsWith('CMS: key does not exist'));
+    });
   });
 }
