@@ -216,6 +216,16 @@ uint32_t sk_cms_count(const sk_cms *c, const void *data, size_t len)
 
 /* ---- merges --------------------------------------------------------------- */
 
+/* Cells summed at once into a buffer on the stack, source by source, so
+ * that the inner loop is a multiply-add over contiguous counters that the
+ * compiler vectorizes. */
+#define MERGE_BLOCK 1024
+
+static int64_t weight_of(const int64_t *weights, size_t k)
+{
+    return weights != NULL ? weights[k] : 1;
+}
+
 /* sum of srcs[k] x weights[k] at cell i, or -1 if it leaves [0, UINT32_MAX]
  * (or overflows on the way: a sum of 64-bit products needs no more). */
 static int64_t weighted_cell(const sk_cms *const *srcs, const int64_t *weights, size_t n,
@@ -224,12 +234,37 @@ static int64_t weighted_cell(const sk_cms *const *srcs, const int64_t *weights, 
     int64_t sum = 0;
     for (size_t k = 0; k < n; k++) {
         int64_t term;
-        int64_t w = weights != NULL ? weights[k] : 1;
-        if (__builtin_mul_overflow((int64_t)srcs[k]->counters[i], w, &term) ||
+        if (__builtin_mul_overflow((int64_t)srcs[k]->counters[i], weight_of(weights, k), &term) ||
             __builtin_add_overflow(sum, term, &sum))
             return -1;
     }
     return sum <= UINT32_MAX ? sum : -1;
+}
+
+/* The weighted sums of cells [base, base + len) into acc; 0 if one leaves
+ * [0, UINT32_MAX]. With the weights' magnitudes summing below 2^31, no
+ * partial sum can pass 2^32 x 2^31 = 2^63, so the block needs no overflow
+ * checks; otherwise each cell is checked on its own. */
+static int weighted_block(const sk_cms *const *srcs, const int64_t *weights, size_t n,
+                          int small_weights, size_t base, size_t len, int64_t *acc)
+{
+    if (!small_weights) {
+        for (size_t j = 0; j < len; j++)
+            if ((acc[j] = weighted_cell(srcs, weights, n, base + j)) < 0)
+                return 0;
+        return 1;
+    }
+    memset(acc, 0, len * sizeof *acc);
+    for (size_t k = 0; k < n; k++) {
+        const uint32_t *in = srcs[k]->counters + base;
+        int64_t w = weight_of(weights, k);
+        for (size_t j = 0; j < len; j++)
+            acc[j] += (int64_t)in[j] * w;
+    }
+    uint64_t out_of_range = 0;
+    for (size_t j = 0; j < len; j++)
+        out_of_range |= (uint64_t)acc[j] >> 32; /* a negative sum has its high bits set */
+    return out_of_range == 0;
 }
 
 int sk_cms_merge_weighted(sk_cms *dst, const sk_cms *const *srcs, const int64_t *weights,
@@ -237,31 +272,45 @@ int sk_cms_merge_weighted(sk_cms *dst, const sk_cms *const *srcs, const int64_t 
 {
     if (dst == NULL || (srcs == NULL && n > 0))
         return SK_EINVAL;
+    uint64_t magnitude = 0;
     for (size_t k = 0; k < n; k++) {
         if (srcs[k] == NULL)
             return SK_EINVAL;
         if (srcs[k]->width != dst->width || srcs[k]->depth != dst->depth)
             return SK_EINCOMPAT;
+        int64_t w = weight_of(weights, k);
+        uint64_t m = w < 0 ? -(uint64_t)w : (uint64_t)w;
+        magnitude = m > (UINT64_C(1) << 31) - magnitude ? UINT64_C(1) << 31 : magnitude + m;
     }
+    int small_weights = magnitude < (UINT64_C(1) << 31);
     /* The total is a uint64 that saturates; a weighted one must fit an
      * int64 and not be negative, as RedisBloom requires. */
     int64_t total = 0;
     for (size_t k = 0; k < n; k++) {
-        int64_t term, w = weights != NULL ? weights[k] : 1;
-        if (srcs[k]->total > INT64_MAX || __builtin_mul_overflow((int64_t)srcs[k]->total, w, &term) ||
+        int64_t term;
+        if (srcs[k]->total > INT64_MAX ||
+            __builtin_mul_overflow((int64_t)srcs[k]->total, weight_of(weights, k), &term) ||
             __builtin_add_overflow(total, term, &total))
             return SK_EINVAL;
     }
     if (total < 0)
         return SK_EINVAL;
     /* Checked whole before any counter changes, so that a refused merge
-     * leaves dst as it was; cell by cell, dst may be among srcs. */
+     * leaves dst as it was; a block is summed whole before it is written,
+     * so dst may be among srcs. */
+    int64_t acc[MERGE_BLOCK];
     size_t cells = (size_t)sk__cms_cells(dst);
-    for (size_t i = 0; i < cells; i++)
-        if (weighted_cell(srcs, weights, n, i) < 0)
+    for (size_t base = 0; base < cells; base += MERGE_BLOCK) {
+        size_t len = cells - base < MERGE_BLOCK ? cells - base : MERGE_BLOCK;
+        if (!weighted_block(srcs, weights, n, small_weights, base, len, acc))
             return SK_EINVAL;
-    for (size_t i = 0; i < cells; i++)
-        dst->counters[i] = (uint32_t)weighted_cell(srcs, weights, n, i);
+    }
+    for (size_t base = 0; base < cells; base += MERGE_BLOCK) {
+        size_t len = cells - base < MERGE_BLOCK ? cells - base : MERGE_BLOCK;
+        weighted_block(srcs, weights, n, small_weights, base, len, acc);
+        for (size_t j = 0; j < len; j++)
+            dst->counters[base + j] = (uint32_t)acc[j];
+    }
     dst->total = (uint64_t)total;
     return SK_OK;
 }

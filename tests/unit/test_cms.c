@@ -256,6 +256,67 @@ static int load(const uint8_t *buf, size_t len)
     return rc;
 }
 
+/* The counters of a sketch, read from its serialized form. */
+static uint32_t *counters_of(const sk_cms *c, size_t *cells)
+{
+    uint64_t size;
+    assert_int_equal(sk_cms_serialized_size(c, &size), SK_OK);
+    uint8_t *buf = malloc(size);
+    assert_non_null(buf);
+    assert_int_equal(sk_cms_serialize(c, buf, size, NULL), SK_OK);
+    *cells = (size - SK_CMS_HEADER_SIZE) / 4;
+    uint32_t *out = malloc(*cells * sizeof *out + 1);
+    assert_non_null(out);
+    for (size_t i = 0; i < *cells; i++)
+        out[i] = sk_load_le32(buf + SK_CMS_HEADER_SIZE + i * 4);
+    free(buf);
+    return out;
+}
+
+/* Both ways a merge sums, by blocks without checks (small weights) and cell
+ * by cell with them (a weight of 2^31 or more), give every cell its
+ * weighted sum, over more cells than one block. */
+static void test_merge_paths(void **state)
+{
+    sk_cms *a = new_cms(1500, 3), *b = new_cms(1500, 3), *zero = new_cms(1500, 3);
+    uint64_t rng = 7;
+    for (int i = 0; i < 5000; i++) {
+        char item[16];
+        snprintf(item, sizeof item, "i%d", (int)(splitmix64(&rng) % 3000));
+        add(i % 2 ? a : b, item, 1 + splitmix64(&rng) % 100);
+    }
+    size_t cells;
+    uint32_t *ca = counters_of(a, &cells), *cb = counters_of(b, &cells);
+    sk_cms *dst = new_cms(1500, 3);
+    const sk_cms *ab[2] = {a, b};
+    const int64_t small[2] = {3, 2};
+    assert_int_equal(sk_cms_merge_weighted(dst, ab, small, 2), SK_OK);
+    uint32_t *cd = counters_of(dst, &cells);
+    for (size_t i = 0; i < cells; i++)
+        assert_int_equal(cd[i], 3 * (uint64_t)ca[i] + 2 * (uint64_t)cb[i]);
+    free(cd);
+    /* a weight past 2^31 on an empty sketch: the checked path, same sums */
+    const sk_cms *za[2] = {zero, a};
+    const int64_t large[2] = {INT64_C(1) << 40, 1};
+    assert_int_equal(sk_cms_merge_weighted(dst, za, large, 2), SK_OK);
+    cd = counters_of(dst, &cells);
+    assert_memory_equal(cd, ca, cells * sizeof *cd);
+    free(cd);
+    /* and on counters it would carry past 2^32: refused, dst unchanged */
+    const int64_t past[2] = {1, INT64_C(1) << 31};
+    const sk_cms *aa[2] = {dst, a};
+    assert_int_equal(sk_cms_merge_weighted(dst, aa, past, 2), SK_EINVAL);
+    cd = counters_of(dst, &cells);
+    assert_memory_equal(cd, ca, cells * sizeof *cd);
+    free(cd);
+    free(ca);
+    free(cb);
+    sk_cms_free(a);
+    sk_cms_free(b);
+    sk_cms_free(zero);
+    sk_cms_free(dst);
+}
+
 static void test_serialized_form(void **state)
 {
     sk_cms *c = new_cms(37, 3);
@@ -353,7 +414,8 @@ int main(void)
         cmocka_unit_test(test_murmur2_definition), cmocka_unit_test(test_dimensions),
         cmocka_unit_test(test_memory_budget),
         cmocka_unit_test(test_adds_and_queries),   cmocka_unit_test(test_counters_saturate),
-        cmocka_unit_test(test_weighted_merge),     cmocka_unit_test(test_serialized_form),
+        cmocka_unit_test(test_weighted_merge),
+        cmocka_unit_test(test_merge_paths),     cmocka_unit_test(test_serialized_form),
         cmocka_unit_test(test_random_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# cms_module_bench.sh: the CMS.* commands of sketch.so against RedisBloom
+# 2.6.28's, in server time per call (INFO commandstats usec_per_call), two
+# servers side by side under the same load. In every round each command runs
+# on both servers in turn (which goes first alternates), so that a busy
+# moment of a shared machine falls on both; the table gives each server's
+# median and the median of the rounds' ratios.
+# Usage: bench/cms_module_bench.sh BUILD_DIR REDISBLOOM_SO
+#   REDISBLOOM_SO: RedisBloom v2.6.28's redisbloom.so, built beside the
+#   project as ../shared/reference/redisbloom-build.md says.
+# Environment: CLIENTS (8), PIPELINE (32), REQUESTS (500000), ROUNDS (5).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+build=$(cd "${1:-$here/../build}" && pwd)
+module=$build/module/sketch.so
+redisbloom=${2:-${REDISBLOOM_SO:-}}
+clients=${CLIENTS:-8}
+pipeline=${PIPELINE:-32}
+requests=${REQUESTS:-500000}
+rounds=${ROUNDS:-5}
+[ -f "$module" ] || { echo "cms_module_bench: $module not found; build first" >&2; exit 2; }
+[ -f "$redisbloom" ] || { echo "cms_module_bench: give RedisBloom's redisbloom.so" >&2; exit 2; }
+
+work=$(mktemp -d)
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+sk_port=$(free_port)
+rb_port=$(free_port)
+cleanup() {
+    for p in "$sk_port" "$rb_port"; do redis-cli -p "$p" shutdown nosave > /dev/null 2>&1 || true; done
+    rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+start() { # port module name
+    mkdir -p "$work/$3"
+    redis-server --port "$1" --bind 127.0.0.1 --dir "$work/$3" --save '' --appendonly no \
+        --loadmodule "$2" --daemonize yes --logfile "$work/$3/redis.log"
+    for _ in $(seq 50); do redis-cli -p "$1" ping > /dev/null 2>&1 && break; sleep 0.1; done
+}
+start "$sk_port" "$module" sketch
+start "$rb_port" "$redisbloom" redisbloom
+
+# The keys, the same on both: a 2000 x 7 sketch (CMS.INITBYPROB 0.001 0.01)
+# to count into, and three of its size to merge, the sources with the same
+# 200,000 increments on both servers.
+for p in "$sk_port" "$rb_port"; do
+    redis-cli -p "$p" CMS.INITBYPROB hits 0.001 0.01 > /dev/null
+    for k in a b dst; do redis-cli -p "$p" CMS.INITBYDIM "$k" 2000 7 > /dev/null; done
+    /usr/bin/python3 - "$p" << 'PY'
+import random, sys, redis
+r = redis.Redis(port=int(sys.argv[1]))
+rng = random.Random(1)
+for key in ("a", "b"):
+    for _ in range(200):
+        args = []
+        for _ in range(1000):
+            args += ["item%d" % int(1000000 * rng.random() ** 2), 1]
+        r.execute_command("CMS.INCRBY", key, *args)
+PY
+done
+same=$(/usr/bin/python3 - "$sk_port" "$rb_port" << 'PY'
+import sys, redis
+a, b = (redis.Redis(port=int(p)) for p in sys.argv[1:])
+probe = ["item%d" % i for i in range(0, 1000000, 997)]
+print("yes" if all(a.execute_command("CMS.QUERY", k, *probe) == b.execute_command("CMS.QUERY", k, *probe)
+                   and a.execute_command("CMS.INFO", k) == b.execute_command("CMS.INFO", k)
+                   for k in ("a", "b")) else "NO")
+PY
+)
+
+# usec_per_call of one command after a run of it alone.
+usec() { # port requests name args...
+    local p=$1 n=$2 name=$3
+    shift 3
+    redis-cli -p "$p" CONFIG RESETSTAT > /dev/null
+    redis-benchmark -p "$p" -c "$clients" -P "$pipeline" -n "$n" -r 1000000 "$@" > /dev/null 2>&1
+    redis-cli -p "$p" INFO commandstats | tr -d '\r' |
+        awk -F'[=,]' -v c="cmdstat_$name:calls" 'tolower($1) == c { print $6 }'
+}
+ten() { for _ in $(seq 10); do printf '%s ' "$@"; done; }
+# name | requests | arguments
+benches=(
+    "cms.incrby|$requests|CMS.INCRBY hits __rand_int__ 1"
+    "cms.incrby|$((requests / 5))|CMS.INCRBY hits $(ten __rand_int__ 1)"
+    "cms.query|$requests|CMS.QUERY hits __rand_int__"
+    "cms.query|$((requests / 5))|CMS.QUERY hits $(ten __rand_int__)"
+    "cms.info|$requests|CMS.INFO hits"
+    "cms.merge|$((requests / 50))|CMS.MERGE dst 2 a b"
+)
+labels=("CMS.INCRBY, 1 item" "CMS.INCRBY, 10 items" "CMS.QUERY, 1 item" "CMS.QUERY, 10 items"
+        "CMS.INFO" "CMS.MERGE of 2 (2000x7)")
+
+echo "sketch.so against RedisBloom 2.6.28, CMS.*, $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "server:  $(redis-server --version | cut -d' ' -f1-3)"
+echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs"
+echo "load:    redis-benchmark -c $clients -P $pipeline -r 1000000, $rounds rounds, servers alternating"
+echo
+: > "$work/rounds"
+for round in $(seq "$rounds"); do
+    for i in "${!benches[@]}"; do
+        IFS='|' read -r name n args <<< "${benches[$i]}"
+        # shellcheck disable=SC2086
+        if [ $((round % 2)) = 1 ]; then
+            sk=$(usec "$sk_port" "$n" "$name" $args)
+            rb=$(usec "$rb_port" "$n" "$name" $args)
+        else
+            rb=$(usec "$rb_port" "$n" "$name" $args)
+            sk=$(usec "$sk_port" "$n" "$name" $args)
+        fi
+        echo "$i $sk $rb" >> "$work/rounds"
+        echo "round $round/$rounds: ${labels[$i]}: sketch $sk, RedisBloom $rb usec" >&2
+    done
+done
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+printf '%-26s %14s %16s %22s\n' "command" "sketch usec" "RedisBloom usec" "median sketch/RB"
+for i in "${!benches[@]}"; do
+    sk=$(awk -v i="$i" '$1 == i { print $2 }' "$work/rounds" | median)
+    rb=$(awk -v i="$i" '$1 == i { print $3 }' "$work/rounds" | median)
+    ratio=$(awk -v i="$i" '$1 == i { print $2 / $3 }' "$work/rounds" | median)
+    printf '%-26s %14.3f %16.3f %22.2f\n' "${labels[$i]}" "$sk" "$rb" "$ratio"
+done
+echo "the merge sources answer alike on both servers (1,004 queries and CMS.INFO): $same"
+echo "target: every command's server time no more than RedisBloom's (ratio <= 1.00)"
