@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "common/format.h"
+#include "cms/cms_internal.h"
 #include "common/murmur2.h"
 #include "sketch.h"
 #include "../common/test_util.h"
@@ -60,6 +61,34 @@ static void test_murmur2_definition(void **state)
     assert_int_not_equal(sk_murmur2("ab", 2, 0), sk_murmur2("ba", 2, 0));
     assert_int_not_equal(sk_murmur2("abcd", 4, 0), sk_murmur2("abcd", 4, 1));
     assert_int_not_equal(sk_murmur2("abcde", 5, 0), sk_murmur2("abcd", 4, 0));
+}
+
+/* The remainder without a division is the remainder: every width from 1 to
+ * 4096, the powers of two and their neighbours, and the largest, against
+ * hashes at the edges and random ones. */
+static void test_mod_is_exact(void **state)
+{
+    uint32_t widths[4096 + 3 * 32 + 1];
+    size_t n = 0;
+    for (uint32_t w = 1; w <= 4096; w++)
+        widths[n++] = w;
+    for (int b = 12; b < 32; b++) {
+        widths[n++] = (UINT32_C(1) << b) - 1;
+        widths[n++] = UINT32_C(1) << b;
+        widths[n++] = (UINT32_C(1) << b) + 1;
+    }
+    widths[n++] = UINT32_MAX;
+    uint64_t rng = 11;
+    for (size_t i = 0; i < n; i++) {
+        sk_cms c = {.width = widths[i], .width_inverse = sk__cms_inverse(widths[i])};
+        const uint32_t edges[] = {0, 1, widths[i] - 1, widths[i], UINT32_MAX, UINT32_MAX - 1};
+        for (size_t e = 0; e < sizeof edges / sizeof edges[0]; e++)
+            assert_int_equal(sk__cms_mod(&c, edges[e]), edges[e] % widths[i]);
+        for (int k = 0; k < 200; k++) {
+            uint32_t h = (uint32_t)splitmix64(&rng);
+            assert_int_equal(sk__cms_mod(&c, h), h % widths[i]);
+        }
+    }
 }
 
 static void test_dimensions(void **state)
@@ -411,7 +440,8 @@ static void test_random_bytes(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_murmur2_definition), cmocka_unit_test(test_dimensions),
+        cmocka_unit_test(test_murmur2_definition),
+        cmocka_unit_test(test_mod_is_exact), cmocka_unit_test(test_dimensions),
         cmocka_unit_test(test_memory_budget),
         cmocka_unit_test(test_adds_and_queries),   cmocka_unit_test(test_counters_saturate),
         cmocka_unit_test(test_weighted_merge),
