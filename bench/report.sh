@@ -25,6 +25,11 @@
 #            medians of 5 / 3 runs
 #   module   bench/module_bench.sh, the Redis module against PFADD, PFCOUNT
 #            and a SET: 1M / 200K requests a command, 5 / 2 rounds (median)
+#   cms      bench/cms_bench (the count-min sketch's add, count and merge in
+#            ns, medians of 7 / 3 rounds) and bench/cms_module_bench.sh
+#            (CMS.* server time per call against RedisBloom 2.6.28, the
+#            module PEER_MODULE names, built outside the project: 500K / 100K
+#            requests, 7 / 3 alternated rounds; left out without PEER_MODULE)
 #   modmem   bench/module_memory.sh: used_memory of a default BF.ADD key, for
 #            sketch.so and, beside it, the module PEER_MODULE names if set
 #            (RedisBloom 2.6.28, built outside the project); 20K keys, 3 rounds
@@ -50,7 +55,7 @@
 # Options:
 #   -q              quick sizes (above); output build-report/benchmarks.md
 #   -o FILE         write the report to FILE
-#   -s LIST         only these sections, comma-separated (default: all eleven)
+#   -s LIST         only these sections, comma-separated (default: all twelve)
 #   -n              install nothing: sections whose peers are missing are
 #                   skipped with a note (by default, as root on Debian, missing
 #                   peers are installed with apt-get: libbloom-dev,
@@ -74,7 +79,7 @@ build=$root/build-report
 raw=$build/out
 quick=0
 install=1
-sections=hll,bloom,count,groups,bloomcli,module,modmem,compressed,inplace,postgres,instr
+sections=hll,bloom,count,groups,bloomcli,module,cms,modmem,compressed,inplace,postgres,instr
 # The last commit whose `bloom add` rewrote the whole file: the peer of inplace.
 INPLACE_PEER_REF=${INPLACE_PEER_REF:-15d097a}
 # The library before the API of 0.3: the old build of instr.
@@ -124,6 +129,8 @@ cli_runs          | 3               | 5
 module_requests   | 200000          | 1000000
 module_rounds     | 2               | 5
 module_set        | 100000          | 1000000
+cms_rounds        | 3               | 7
+cms_requests      | 100000          | 500000
 compressed_lines  | 1000000         | 10000000
 compressed_rounds | 3               | 5
 inplace_items     | 100000000       | 850000000
@@ -150,6 +157,7 @@ module_requests=${opt_requests:-$module_requests}
 if [[ -n $opt_runs ]]; then
     hll_runs=$((opt_runs < 7 ? 7 : opt_runs)) bloom_runs=$((opt_runs < 3 ? 3 : opt_runs))
     bloom_runs_large=$opt_runs count_runs=$opt_runs cli_runs=$opt_runs module_rounds=$opt_runs
+    cms_rounds=$opt_runs
     compressed_rounds=$opt_runs inplace_rounds=$opt_runs pg_runs=$opt_runs
 fi
 want() { [[ ,$sections, == *,$1,* ]]; }
@@ -272,6 +280,17 @@ if want module; then
     else
         skip module "redis-server, redis-benchmark (redis-tools) or python3-redis is missing"
     fi
+fi
+if want cms; then
+    cms_cmd=("$build/bench/cms_bench" -r "$cms_rounds")
+    if have_redis_bench && [[ -n ${PEER_MODULE:-} ]]; then
+        cms_cmd=(bash -c '"$1" -r "$2" && echo && ROUNDS=$2 REQUESTS=$3 bash "$4" "$5" "$6"' cms
+                 "$build/bench/cms_bench" "$cms_rounds" "$cms_requests"
+                 "$here/cms_module_bench.sh" "$build" "$PEER_MODULE")
+    else
+        log "section cms: the library alone (no PEER_MODULE, or no redis-benchmark)"
+    fi
+    run_section cms "${cms_cmd[@]}"
 fi
 if want modmem; then
     if have_redis && /usr/bin/python3 -c 'import redis' 2> /dev/null; then
@@ -454,6 +473,12 @@ summary=$(
              /^SET of the same/ { printf "| Redis module | memory of %s items at 1%%: filter against a SET | %.2f MB | %.2f MB | **%.0fx** less |\n", fn, fb / 1e6, $(NF-1) / 1e6, $(NF-1) / fb }' \
             "$raw/module.out"
     fi
+    if ok cms; then
+        awk '/^(add|count), 2000 x 7/ { printf "| Count-min library | %s, 8-byte items (cms_bench) | %s ns | | |\n", $1 " " $2 " " $3 " " $4, $NF }
+             /^(add|count), 2\^22 x 7/ { printf "| Count-min library | %s, 8-byte items, out of cache | %s ns | | |\n", $1 " " $2 " " $3 " " $4, $NF }
+             /^CMS\./ { n = split($0, f, /  +/); printf "| Count-min module | %s against RedisBloom 2.6.28 (µs per call, median of alternated rounds) | %s µs | %s µs | **%.2fx** |\n", f[1], f[2], f[3], 1 / f[4] }' \
+            "$raw/cms.out"
+    fi
 )
 
 # ---- report -----------------------------------------------------------------------
@@ -518,6 +543,7 @@ mkdir -p "$(dirname "$report")"
     want bloomcli && echo "| bloomcli | bloom_cli_bench.sh: BENCH_ITEMS=$cli_items, RUNS=$cli_runs | ${status[bloomcli]:-} |"
     want module && echo "| module | module_bench.sh: REQUESTS=$module_requests, ROUNDS=$module_rounds, SET_ITEMS=$module_set | ${status[module]:-} |"
     want groups && echo "| groups | group_bench.sh: GROUP_ROWS=$group_rows, GROUP_COUNTS=$group_counts, RUNS=$group_runs, SLOW_RUNS=1 | ${status[groups]:-} |"
+    want cms && echo "| cms | cms_bench -r $cms_rounds; cms_module_bench.sh: REQUESTS=$cms_requests, ROUNDS=$cms_rounds, peer: ${PEER_MODULE:-none} | ${status[cms]:-} |"
     want modmem && echo "| modmem | module_memory.sh: N=20000, ROUNDS=3, peer: ${PEER_MODULE:-none} | ${status[modmem]:-} |"
     want compressed && echo "| compressed | compressed_bench.sh: BENCH_LINES=$compressed_lines, ROUNDS=$compressed_rounds | ${status[compressed]:-} |"
     want postgres && echo "| postgres | pg_bench.py: PG_ROWS=$pg_rows, PG_GROUPS=$pg_groups, RUNS=$pg_runs, EXACT_RUNS=1 | ${status[postgres]:-} |"
@@ -545,6 +571,8 @@ mkdir -p "$(dirname "$report")"
         "\`sketch bloom\` against DCSO's \`bloom\` command (Debian: golang-github-dcso-bloom-cli), building a filter from a file of lines and checking lines."
     section_md module "Redis module against Redis's own commands: bench/module_bench.sh" \
         "sketch.so's commands against PFADD, PFCOUNT and a SET on the same server, with redis-benchmark."
+    section_md cms "Count-min sketches: bench/cms_bench and bench/cms_module_bench.sh" \
+        "The library's add and count of 8-byte items on a sketch that stays in cache (2000 x 7, what CMS.INITBYPROB 0.001 0.01 makes) and on one that does not, and merges per counter; then the CMS.* commands of sketch.so against RedisBloom 2.6.28's (PEER_MODULE, built outside the project), two servers under the same redis-benchmark load, which goes first alternating by round, in server time per call (INFO commandstats). The ratio is the median of the rounds' ratios; below 1, sketch takes less time."
     section_md modmem "Redis module memory per key: bench/module_memory.sh" \
         "The used_memory that a default \`BF.ADD key item\` key adds to Redis, a fresh server per measurement, the modules' rounds interleaved: \`SET ctl\` is a plain string key, what every key costs Redis itself; \`BF-ctl\` is what the filter costs. The peer is RedisBloom 2.6.28, built outside the project, when PEER_MODULE names it."
     section_md compressed "Compressed input: bench/compressed_bench.sh" \
@@ -557,7 +585,7 @@ mkdir -p "$(dirname "$report")"
         "Every library path of bench/path_instructions.c, linked against the library of commit $INSTR_OLD_REF (0.2, before the API of 0.3) and against this tree's, both Release; valgrind's callgrind counts the instructions of K operations and of none. A count is the same on every run, so it resolves a difference of 1% that wall-clock medians cannot resolve on this machine, where the same binary's time moves by 20-60% from run to run; it does not count cache misses or mispredicted branches. The auto rows compare layouts, not code: SK_BLOOM_AUTO picked blocked in 0.2 and picks split now."
 } > "$report.tmp" && mv "$report.tmp" "$report"
 log "wrote $report ($total_min min)"
-for name in hll bloom count groups bloomcli module modmem compressed inplace postgres instr; do
+for name in hll bloom count groups bloomcli module cms modmem compressed inplace postgres instr; do
     want $name && [[ ${status[$name]:-} == failed* ]] && exit 1
 done
 exit 0
