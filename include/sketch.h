@@ -13,5 +13,6 @@
 #include "sketch/bloom.h"
 #include "sketch/bloom_extra.h"
 #include "sketch/cms.h"
+#include "sketch/topk.h"
 
 #endif

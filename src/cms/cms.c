@@ -66,7 +66,7 @@ int sk__cms_alloc(sk_cms **out, uint32_t width, uint32_t depth, const sk_allocat
     c->alloc = alloc;
     c->width = width;
     c->depth = depth;
-    c->width_inverse = sk__cms_inverse(width);
+    c->width_inverse = sk__fastmod_inverse(width);
     c->counters = sk__array_alloc(&c->alloc, (size_t)cells * sizeof(uint32_t), &c->array);
     if (c->counters == NULL) {
         sk__free(&alloc, c, sizeof *c);

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "common/alloc.h"
+#include "common/fastmod.h"
 #include "sketch/cms.h"
 
 struct sk_cms {
@@ -25,19 +26,10 @@ struct sk_cms {
  * SK_CMS_MAX_CELLS, SK_EINVAL for a zero dimension). */
 int sk__cms_alloc(sk_cms **out, uint32_t width, uint32_t depth, const sk_allocator *a);
 
-/* h mod c->width without a division (Lemire, Kaser and Kurz, "Faster
- * remainder by direct computation", 2019): exact for every 32-bit h and
- * width, so counters are where RedisBloom's `hash % width` puts them. */
-__extension__ typedef unsigned __int128 sk__cms_u128;
-static inline uint64_t sk__cms_inverse(uint32_t width)
-{
-    return UINT64_MAX / width + 1; /* wraps to 0 for width 1, whose remainder is 0 */
-}
-
+/* Where row hash h falls: h mod width, as RedisBloom computes it. */
 static inline uint32_t sk__cms_mod(const sk_cms *c, uint32_t h)
 {
-    uint64_t fraction = c->width_inverse * h;
-    return (uint32_t)(((sk__cms_u128)fraction * c->width) >> 64);
+    return sk__fastmod(h, c->width_inverse, c->width);
 }
 
 static inline uint64_t sk__cms_cells(const sk_cms *c)

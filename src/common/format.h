@@ -241,6 +241,57 @@ _Static_assert(SK_CMS_OFF_WIDTH == SK_CMS_OFF_RESERVED + 2, "2 reserved bytes");
 _Static_assert(SK_CMS_OFF_CHECKSUM == SK_CMS_OFF_TOTAL + 8, "the total is 8 bytes");
 _Static_assert(SK_CMS_HEADER_SIZE == SK_CMS_OFF_CHECKSUM + 8, "then the counters");
 
+/* ---- top-k (HeavyKeeper), version 1 ---------------------------------------
+ *
+ *     0  4  magic "SKTK"
+ *     4  1  format version, 1
+ *     5  1  hash: 1 = MurmurHash2 (32-bit): rows seeded with their index,
+ *           fingerprints with SK_TOPK_FP_SEED
+ *     6  2  0
+ *     8  4  k >= 1, at most SK_TOPK_MAX_K
+ *    12  4  width w >= 1
+ *    16  4  depth d >= 1, w x d <= SK_TOPK_MAX_BUCKETS
+ *    20  4  0
+ *    24  8  decay in (0, 1], an IEEE 754 double's bits
+ *    32  8  the state of the generator that decides decays
+ *    40  8  XXH3-64 (seed 0) of bytes 0..39 followed by everything after
+ *           the header
+ *    48     the buckets: d rows of w, each a fingerprint and a count (4 + 4)
+ *           the heap: k entries, each a fingerprint, a count and the item's
+ *           length (4 + 4 + 4; SK_TOPK_NO_ITEM for an empty entry, whose
+ *           fingerprint and count are 0)
+ *           the items' bytes, in the heap's order
+ */
+#define SK_TOPK_MAGIC "SKTK"
+#define SK_TOPK_VERSION 1
+#define SK_TOPK_HASH_MURMUR2 1
+#define SK_TOPK_OFF_MAGIC 0
+#define SK_TOPK_OFF_VERSION 4
+#define SK_TOPK_OFF_HASH 5
+#define SK_TOPK_OFF_RESERVED 6
+#define SK_TOPK_OFF_K 8
+#define SK_TOPK_OFF_WIDTH 12
+#define SK_TOPK_OFF_DEPTH 16
+#define SK_TOPK_OFF_RESERVED2 20
+#define SK_TOPK_OFF_DECAY 24
+#define SK_TOPK_OFF_RNG 32
+#define SK_TOPK_OFF_CHECKSUM 40
+#define SK_TOPK_HEADER_SIZE 48
+#define SK_TOPK_BUCKET_SIZE 8
+#define SK_TOPK_BUCKET_OFF_FP 0
+#define SK_TOPK_BUCKET_OFF_COUNT 4
+#define SK_TOPK_ENTRY_SIZE 12
+#define SK_TOPK_ENTRY_OFF_FP 0
+#define SK_TOPK_ENTRY_OFF_COUNT 4
+#define SK_TOPK_ENTRY_OFF_LEN 8
+#define SK_TOPK_NO_ITEM 0xffffffffu
+
+_Static_assert(SK_TOPK_OFF_K == SK_TOPK_OFF_RESERVED + 2, "2 reserved bytes");
+_Static_assert(SK_TOPK_OFF_DECAY == SK_TOPK_OFF_RESERVED2 + 4, "4 reserved bytes");
+_Static_assert(SK_TOPK_OFF_CHECKSUM == SK_TOPK_OFF_RNG + 8, "the state is 8 bytes");
+_Static_assert(SK_TOPK_HEADER_SIZE == SK_TOPK_OFF_CHECKSUM + 8, "then the buckets");
+_Static_assert(SK_TOPK_ENTRY_SIZE == SK_TOPK_ENTRY_OFF_LEN + 4, "then the next entry");
+
 /* ---- Redis's HyperLogLog strings -----------------------------------------
  *
  *     0  4  "HYLL"
