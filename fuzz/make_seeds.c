@@ -413,6 +413,36 @@ static void lines_seeds(void)
 
 /* Count-min sketches: empty, with a few items, saturated, and a single
  * counter; the checksum control bit clear, so the seeds are as written. */
+static void topk_seeds(void)
+{
+    static const struct {
+        const char *name;
+        uint32_t k, width, depth;
+        unsigned adds;
+    } shapes[] = {{"empty", 3, 4, 2, 0}, {"collisions", 5, 8, 3, 400}, {"wide", 4, 64, 2, 60}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        sk_topk *t;
+        sk_topk_options o = {.k = shapes[s].k, .width = shapes[s].width,
+                             .depth = shapes[s].depth};
+        if (sk_topk_create(&t, &o) != SK_OK)
+            die("sk_topk_create");
+        for (unsigned i = 0; i < shapes[s].adds; i++) {
+            char item[32];
+            snprintf(item, sizeof item, "item-%u", (i * i) % 23);
+            sk_topk_add(t, item, strlen(item), 1 + i % 4, NULL, NULL);
+        }
+        uint64_t cap = 0;
+        size_t len = 0;
+        uint8_t *buf = sk_topk_serialized_size(t, &cap) == SK_OK ? malloc(cap) : NULL;
+        if (buf == NULL || sk_topk_serialize(t, buf, cap, &len) != SK_OK)
+            die("sk_topk_serialize");
+        const uint8_t control = 0;
+        seed("topk", shapes[s].name, &control, 1, buf + 4, len - 4); /* the target puts the magic */
+        free(buf);
+        sk_topk_free(t);
+    }
+}
+
 static void cms_seeds(void)
 {
     static const struct {
@@ -458,6 +488,7 @@ int main(int argc, char **argv)
     group_seeds();
     bloom_seeds();
     cms_seeds();
+    topk_seeds();
     module_seeds();
     lines_seeds();
     return 0;

@@ -11,6 +11,7 @@
 #define XXH_STATIC_LINKING_ONLY
 #include <xxhash.h>
 
+#include "common/murmur2.h"
 #include "topk_internal.h"
 
 static uint64_t body_size(const sk_topk *t)
@@ -101,7 +102,8 @@ static int read_heap(sk_topk *t, const uint8_t *entries, const uint8_t *items, s
                 return SK_ECORRUPT;
             continue;
         }
-        if (len > items_len - at)
+        /* An entry's fingerprint is its item's: queries find it by both. */
+        if (len > items_len - at || fp != sk_murmur2(items + at, len, SK__TOPK_FP_SEED))
             return SK_ECORRUPT;
         char *item = sk__topk_item_copy(t, items + at, len);
         if (item == NULL)

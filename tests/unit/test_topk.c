@@ -243,6 +243,21 @@ static void test_bad_input(void **state)
             assert_int_equal(rc, edits[i].rc);
         free(c);
     }
+    /* an entry whose fingerprint is not its item's (queries could not find it) */
+    size_t entries = SK_TOPK_HEADER_SIZE + 8 * 2 * SK_TOPK_BUCKET_SIZE, held = 0;
+    for (uint32_t i = 0; i < 4; i++) {
+        uint8_t *e = b + entries + i * SK_TOPK_ENTRY_SIZE;
+        if (sk_load_le32(e + SK_TOPK_ENTRY_OFF_LEN) == SK_TOPK_NO_ITEM)
+            continue;
+        uint8_t *c = malloc(len);
+        memcpy(c, b, len);
+        c[entries + i * SK_TOPK_ENTRY_SIZE + SK_TOPK_ENTRY_OFF_FP] ^= 1;
+        fix_checksum(c, len);
+        assert_int_equal(sk_topk_deserialize(&out, c, len, NULL), SK_ECORRUPT);
+        free(c);
+        held++;
+    }
+    assert_true(held > 0);
     /* random bytes after the magic never read as a sketch that misbehaves */
     uint64_t rng = 5;
     for (int i = 0; i < 2000; i++) {
