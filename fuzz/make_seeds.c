@@ -240,11 +240,15 @@ static void module_seeds(void)
     cmd(4, cinit);
     const char *cincr[] = {"CMS.INCRBY", "cm", "a", "3", "b", "5"};
     cmd(6, cincr);
+    const char *tres[] = {"TOPK.RESERVE", "tk", "3", "8", "2", "0.9"};
+    cmd(6, tres);
+    const char *tadd[] = {"TOPK.ADD", "tk", "a", "b", "a", "c", "d", "a"};
+    cmd(8, tadd);
 
     static const struct {
         int type;
         const char *key;
-    } values[] = {{0, "bf"}, {0, "fixed"}, {1, "h4"}, {1, "h14"}, {2, "cm"}};
+    } values[] = {{0, "bf"}, {0, "fixed"}, {1, "h4"}, {1, "h14"}, {2, "cm"}, {3, "tk"}};
     for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
         void *v = harness_value(values[i].type, values[i].key);
         if (v == NULL)
@@ -253,7 +257,8 @@ static void module_seeds(void)
         harness_type(values[i].type)->rdb_save(HARNESS_IO(io), v);
         size_t len;
         const uint8_t *bytes = harness_io_bytes(io, &len);
-        const uint8_t control = values[i].type == 0 ? 1 : values[i].type == 2 ? 16 : 0;
+        static const uint8_t controls[] = {1, 0, 16, 32};
+        const uint8_t control = controls[values[i].type];
         seed("module_rdb", values[i].key, &control, 1, bytes, len);
         harness_io_free(io);
     }
@@ -370,6 +375,13 @@ static void module_seeds(void)
     memcpy(import + 6 + len, query, sizeof query);
     seed("module_commands", "cms-import", import, 6 + len + sizeof query, "", 0);
     sk_cms_free(c);
+    /* TOPK.RESERVE k1 3 100 2 0.5, TOPK.ADD k1 a b a c, TOPK.INCRBY k1 a 4 b 100000,
+     * TOPK.LIST k1 WITHCOUNT, TOPK.QUERY k1 a, TOPK.COUNT k1 b, TOPK.INFO k1,
+     * TOPK.EXPORT k1 */
+    static const uint8_t topk[] = {29, 5, 0, 6, 12, 5, 19,  30, 5, 0, 43, 44, 43, 45,
+                                   31, 5, 0, 43, 7, 44, 58,  34, 2, 0, 56,  32, 2, 0, 43,
+                                   33, 2, 0, 44,  35, 1, 0,  36, 1, 0};
+    seed("module_commands", "topk-commands", topk, sizeof topk, "", 0);
     harness_flush();
 }
 

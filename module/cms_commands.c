@@ -347,7 +347,7 @@ static int cmd_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 }
 
 /* CMS.EXPORT key: the sketch in the library's format (docs/cms-format.md),
- * which `sketch cms` files hold and CMS.IMPORT takes. */
+ * which CMS.IMPORT takes. */
 static int cmd_export(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc != 2)
@@ -356,18 +356,8 @@ static int cmd_export(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     sk_cms *c = open_existing(ctx, argv[1], RM_READ, &key);
     if (c == NULL)
         return RM_OK;
-    uint64_t size;
-    sk_cms_serialized_size(c, &size);
-    char *buf = size <= SIZE_MAX ? RM_TryAlloc((size_t)size) : NULL;
-    size_t len;
-    if (buf == NULL || sk_cms_serialize(c, buf, (size_t)size, &len) != SK_OK) {
-        RM_Free(buf);
-        RM_CloseKey(key);
-        return RM_ReplyWithError(ctx, "CMS: Insufficient memory");
-    }
+    blob_export(&cms_family, ctx, "CMS: ", c);
     RM_CloseKey(key);
-    RM_ReplyWithStringBuffer(ctx, buf, len);
-    RM_Free(buf);
     return RM_OK;
 }
 
@@ -381,22 +371,10 @@ static int cmd_import(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     sk_cms *existing;
     if (open_cms(ctx, argv[1], RM_READ | RM_WRITE, &key, &existing) != RM_OK)
         return RM_OK;
-    size_t len;
-    const char *bytes = RM_StringPtrLen(argv[2], &len);
-    uint64_t limit = key_limit(ctx);
-    char message[160];
-    sk_cms *c = NULL;
-    int rc = limit != 0 && len > limit ? SK_EBUDGET
-                                       : sk_cms_deserialize(&c, bytes, len, &module_allocator);
-    if (rc == SK_EBUDGET)
-        snprintf(message, sizeof message,
-                 "CMS: the sketch would take more than the module's MAX-KEY-MEMORY of %lld",
-                 module_config.max_key_memory);
-    else if (rc != SK_OK)
-        snprintf(message, sizeof message, "CMS: not a count-min sketch: %s", sk_strerror(rc));
-    if (rc != SK_OK) {
+    sk_cms *c = blob_import(&cms_family, ctx, "CMS: ", argv[2]);
+    if (c == NULL) {
         RM_CloseKey(key);
-        return RM_ReplyWithError(ctx, message);
+        return RM_OK;
     }
     RM_ModuleTypeSetValue(key, cms_type, c);
     RM_CloseKey(key);

@@ -6,10 +6,12 @@
 #ifndef SKETCH_MODULE_CMS_TYPE_H
 #define SKETCH_MODULE_CMS_TYPE_H
 
+#include "blob_type.h"
 #include "rm_api.h"
 #include "sketch.h"
 
 extern RedisModuleType *cms_type;
+extern const struct blob_family cms_family;
 
 /* Opens key for a command: RM_OK with *sketch its sketch, or NULL if the
  * key is empty (then *key may be NULL, as bf_type.h says). Replies

@@ -7,7 +7,7 @@
  *
  * ACL categories need Redis 7.2 or Valkey 7.2 (AddACLCategory and
  * SetCommandACLCategories): there the BF.* commands are in @bloom, the
- * CMS.* ones in @cms, the HLL.* ones in Redis's own @hyperloglog, and each in @read or @write, and
+ * CMS.* ones in @cms, the TOPK.* ones in @topk, the HLL.* ones in Redis's own @hyperloglog, and each in @read or @write, and
  * in @fast if its flags say fast (@slow otherwise), as Redis's own commands
  * are. Redis 7.0 has neither call, puts module
  * commands in no category, and an operator names them one by one
@@ -162,6 +162,18 @@ static RedisModuleCommandArg cms_merge_args[] = {
     {0}};
 static RedisModuleCommandArg cms_import_args[] = {ARG_KEY, ARG("bytes", RM_ARG_STRING), {0}};
 
+/* ---- TOPK.* ----------------------------------------------------------------- */
+
+static RedisModuleCommandArg topk_shape[] = {
+    ARG("width", RM_ARG_INTEGER), ARG("depth", RM_ARG_INTEGER), ARG("decay", RM_ARG_DOUBLE), {0}};
+static RedisModuleCommandArg topk_reserve_args[] = {
+    ARG_KEY, ARG("topk", RM_ARG_INTEGER),
+    {.name = "params", .type = RM_ARG_BLOCK, .key_spec_index = -1, .flags = RM_ARG_OPTIONAL,
+     .subargs = topk_shape},
+    {0}};
+static RedisModuleCommandArg topk_list_args[] = {
+    ARG_KEY, TOKEN("withcount", "WITHCOUNT"), {0}};
+
 struct command_doc {
     const char *name;
     const char *summary;
@@ -252,13 +264,33 @@ static const struct command_doc docs[] = {
     {"cms.import", "Stores a count-min sketch in the format of the library and the command",
      "O(w * d), where w is the width and d the depth", "0.3.0", 3, "write slow cms",
      key_overwrite, cms_import_args},
+    {"topk.reserve", "Creates an empty top-k sketch", "O(w * d + k)", "0.3.0", -3,
+     "write slow topk", key_create, topk_reserve_args},
+    {"topk.add", "Adds items to a top-k sketch and returns the items they pushed out",
+     "O(n * (d + k)), where n is the number of items, d the depth", "0.3.0", -3,
+     "write slow topk", key_count, key_items_args},
+    {"topk.incrby", "Adds counts of items to a top-k sketch and returns the items they pushed out",
+     "O(n * (d + k)), where n is the number of items, d the depth", "0.3.0", -4,
+     "write slow topk", key_count, cms_incrby_args},
+    {"topk.query", "Tells whether each item is in the top k", "O(n * k)", "0.3.0", -3,
+     "read slow topk", key_read, key_items_args},
+    {"topk.count", "Returns the estimated counts of items in a top-k sketch",
+     "O(n * (d + k))", "0.3.0", -3, "read slow topk", key_read, key_items_args},
+    {"topk.list", "Returns the top k items, heaviest first, with their counts if asked",
+     "O(k log k)", "0.3.0", -2, "read slow topk", key_read, topk_list_args},
+    {"topk.info", "Returns the k, width, depth and decay of a top-k sketch", "O(1)", "0.3.0",
+     2, "read fast topk", key_meta, key_args},
+    {"topk.export", "Returns a top-k sketch in the format of the library", "O(w * d + k)",
+     "0.3.0", 2, "read slow topk", key_read, key_args},
+    {"topk.import", "Stores a top-k sketch in the format of the library", "O(w * d + k)",
+     "0.3.0", 3, "write slow topk", key_overwrite, cms_import_args},
 };
 
 int commands_describe(RedisModuleCtx *ctx)
 {
-    /* Redis's own @hyperloglog needs no adding; @bloom and @cms, RedisBloom's
-     * names in Redis 8, are new. */
-    static const char *const categories[] = {"bloom", "cms"};
+    /* Redis's own @hyperloglog needs no adding; @bloom, @cms and @topk,
+     * RedisBloom's names in Redis 8, are new. */
+    static const char *const categories[] = {"bloom", "cms", "topk"};
     for (size_t i = 0; i < sizeof categories / sizeof categories[0]; i++)
         if (RM_AddACLCategory != NULL && RM_SetCommandACLCategories != NULL &&
             RM_AddACLCategory(ctx, categories[i]) != RM_OK) {

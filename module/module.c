@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * module.c: sketch.so, Bloom filters, HyperLogLog and count-min sketches for
- * Redis and Valkey.
+ * module.c: sketch.so, Bloom filters, HyperLogLog, count-min sketches and
+ * top-k for Redis and Valkey.
  *
  *     redis-server --loadmodule /path/to/sketch.so [MAX-KEY-MEMORY <size>]
  *                  [ERROR_RATE <rate>] [INITIAL_SIZE <n>] [EXPANSION <n>]
@@ -12,11 +12,11 @@
  * instead of exhausting the server. The settings, RedisBloom's names among
  * them, are in config.c, and CONFIG SET changes them at run time.
  *
- * The commands are in bf_commands.c, bf_info.c and bf_dump.c (BF.*,
- * compatible with RedisBloom), cms_commands.c (CMS.*, compatible with
- * RedisBloom) and hll_commands.c (HLL.*), their descriptions in
+ * The commands are in bf_commands.c, bf_info.c and bf_dump.c (BF.*),
+ * cms_commands.c (CMS.*) and topk_commands.c (TOPK.*), all compatible with
+ * RedisBloom, and hll_commands.c (HLL.*), their descriptions in
  * command_docs.c. Each family keeps its values in a type of its own
- * (bf_type.c, cms_type.c, hll_type.c), saved in RDB and AOF, copied by
+ * (bf_type.c, cms_type.c, topk_type.c, hll_type.c), saved in RDB and AOF, copied by
  * DUMP/RESTORE and MIGRATE, and replicated as the commands applied them.
  */
 #include "command_docs.h"
@@ -42,7 +42,7 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return RM_ERR;
     if (config_register(ctx) != RM_OK || bloom_register(ctx) != RM_OK ||
         hll_register(ctx) != RM_OK || cms_register(ctx) != RM_OK ||
-        commands_describe(ctx) != RM_OK)
+        topk_register(ctx) != RM_OK || commands_describe(ctx) != RM_OK)
         return RM_ERR;
     return RM_OK;
 }

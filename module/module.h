@@ -2,7 +2,7 @@
 /*
  * module.h: the families of sketch.so that module.c registers, each as its
  * commands with their data type: BF.* (bf_commands.c), HLL.*
- * (hll_commands.c) and CMS.* (cms_commands.c).
+ * (hll_commands.c), CMS.* (cms_commands.c) and TOPK.* (topk_commands.c).
  */
 #ifndef SKETCH_MODULE_H
 #define SKETCH_MODULE_H
@@ -15,5 +15,7 @@ int bloom_register(RedisModuleCtx *ctx);
 int hll_register(RedisModuleCtx *ctx);
 /* Registers the CMS.* commands and the count-min sketch type. */
 int cms_register(RedisModuleCtx *ctx);
+/* Registers the TOPK.* commands and the top-k type. */
+int topk_register(RedisModuleCtx *ctx);
 
 #endif

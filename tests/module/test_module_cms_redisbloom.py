@@ -14,12 +14,11 @@ the module's memory limit or 2^32 counters (RedisBloom allocates whatever is
 asked), MEMORY USAGE, COMMAND DOCS, and sketch's own CMS.EXPORT and
 CMS.IMPORT; test_module_cms.py covers those.
 """
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "common"))
-from resp import RespClient  # noqa: E402
+from resp_record import assert_same, record  # noqa: E402
 
 FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "fixtures",
                        "redisbloom-2.6.28", "cms_replies.json")
@@ -139,45 +138,10 @@ SESSIONS = {
 }
 
 
-def encode(reply):
-    """A Reply as JSON: [kind, value], bytes as latin-1 text, nested."""
-    kind, value = reply
-    if kind in ("array", "set", "push"):
-        value = [encode(e) for e in value]
-    elif kind == "map":
-        value = [[encode(k), encode(v)] for k, v in value]
-    elif isinstance(value, bytes):
-        value = value.decode("latin-1")
-    return [kind, value]
-
-
-def run_sessions(port):
-    """Every session on each protocol, on an empty keyspace: {name: {"2": [...], "3": [...]}}."""
-    out = {}
-    for name, commands in SESSIONS.items():
-        out[name] = {}
-        for protocol in (2, 3):
-            with RespClient(port) as c:
-                c.hello(protocol)
-                c.call("FLUSHALL")
-                out[name][str(protocol)] = [encode(c.call(*command)) for command in commands]
-    return out
-
-
 def test_answers_as_redisbloom(server):
-    with open(FIXTURE) as f:
-        recorded = json.load(f)
-    assert recorded["sessions"] == SESSIONS, "the fixture was recorded from other sessions"
-    answers = run_sessions(server.port)
-    for name, commands in SESSIONS.items():
-        for protocol in ("2", "3"):
-            want, got = recorded["replies"][name][protocol], answers[name][protocol]
-            for command, w, g in zip(commands, want, got):
-                assert g == w, "RESP%s, session %s: %s" % (protocol, name, command[:8])
+    assert_same(FIXTURE, SESSIONS, server.port)
 
 
 if __name__ == "__main__":
     # Recording: python3 test_module_cms_redisbloom.py PORT > cms_replies.json
-    json.dump({"server": os.environ.get("RECORDED_FROM", ""), "sessions": SESSIONS,
-               "replies": run_sessions(int(sys.argv[1]))}, sys.stdout, indent=0)
-    sys.stdout.write("\n")
+    record(SESSIONS)

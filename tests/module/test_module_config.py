@@ -163,6 +163,9 @@ WRITES = [
     (["CMS.INITBYPROB", "c2", "0.1", "0.1"], "cms.initbyprob"),
     (["CMS.INCRBY", "c1", "a", "1"], "cms.incrby"),
     (["CMS.MERGE", "c1", "1", "c1"], "cms.merge"),
+    (["TOPK.RESERVE", "t1", "3"], "topk.reserve"),
+    (["TOPK.ADD", "t1", "a"], "topk.add"),
+    (["TOPK.INCRBY", "t1", "b", "2"], "topk.incrby"),
 ]
 
 
@@ -190,6 +193,7 @@ def test_keyspace_notifications(server, r):
         exported = r.execute_command("HLL.EXPORT", "h2")
         r.execute_command("HLL.IMPORT", "h4", exported)
         r.execute_command("CMS.IMPORT", "c3", r.execute_command("CMS.EXPORT", "c1"))
+        r.execute_command("TOPK.IMPORT", "t2", r.execute_command("TOPK.EXPORT", "t1"))
         it, header = r.execute_command("BF.SCANDUMP", "bf1", 0)
         pieces = [(it, header)]
         while True:
@@ -205,9 +209,10 @@ def test_keyspace_notifications(server, r):
         r.execute_command("CMS.INCRBY", "c1", "a", "0")
         r.execute_command("BF.EXISTS", "bf1", "a")
         r.execute_command("CMS.QUERY", "c1", "a")
+        r.execute_command("TOPK.LIST", "t1")
         drain()
         expected = [(cmd[1], event) for cmd, event in WRITES]
-        expected += [("h4", "hll.import"), ("c3", "cms.import")]
+        expected += [("h4", "hll.import"), ("c3", "cms.import"), ("t2", "topk.import")]
         expected += [("bf3", "bf.loadchunk")] * len(pieces)
         assert seen == expected
         p.close()
@@ -251,6 +256,15 @@ COMMANDS = {
     "cms.info": (2, 1, 1, {"readonly", "fast"}, ["key"]),
     "cms.export": (2, 1, 1, {"readonly"}, ["key"]),
     "cms.import": (3, 1, 1, {"write", "denyoom"}, ["key", "bytes"]),
+    "topk.reserve": (-3, 1, 1, {"write", "denyoom"}, ["key", "topk", "params"]),
+    "topk.add": (-3, 1, 1, {"write", "denyoom"}, ["key", "item"]),
+    "topk.incrby": (-4, 1, 1, {"write", "denyoom"}, ["key", "items"]),
+    "topk.query": (-3, 1, 1, {"readonly"}, ["key", "item"]),
+    "topk.count": (-3, 1, 1, {"readonly"}, ["key", "item"]),
+    "topk.list": (-2, 1, 1, {"readonly"}, ["key", "withcount"]),
+    "topk.info": (2, 1, 1, {"readonly", "fast"}, ["key"]),
+    "topk.export": (2, 1, 1, {"readonly"}, ["key"]),
+    "topk.import": (3, 1, 1, {"write", "denyoom"}, ["key", "bytes"]),
 }
 
 
@@ -285,7 +299,7 @@ def test_command_docs_and_info(server, raw):
         specs = [pairs(spec.value) for spec in info[8].value]
         assert specs and all(plain(spec["begin_search"]) for spec in specs), name
         kind = {"RW", "RO", "OW"} & {text(f) for f in specs[0]["flags"].value}
-        overwrites = name in ("hll.import", "cms.import")
+        overwrites = name in ("hll.import", "cms.import", "topk.import")
         assert kind == ({"RO"} if "readonly" in flags else {"OW"} if overwrites
                         else {"RW"}), (name, kind)
     c.close()

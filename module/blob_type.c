@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * blob_type.c: see blob_type.h. Saves serialize into a buffer on the stack
+ * up to SAVE_BUFFER, which holds the values most keys hold (a 2000 x 7
+ * count-min sketch takes 56 KB); a larger one is written into memory of
+ * its own for the length of the save.
+ */
+#include "blob_type.h"
+
+#include <stdio.h>
+
+#include "common.h"
+
+#define SAVE_BUFFER (64u << 10)
+#define ENCODING_VERSION 0
+
+/* See blob_type.h. */
+int blob_open(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisModuleType *type,
+              RedisModuleKey **key, void **value)
+{
+    *key = RM_OpenKey(ctx, name, mode);
+    *value = NULL;
+    int kind = RM_KeyType(*key);
+    if (kind == RM_KEYTYPE_EMPTY)
+        return RM_OK;
+    if (kind != RM_KEYTYPE_MODULE || RM_ModuleTypeGetType(*key) != type) {
+        RM_CloseKey(*key);
+        RM_ReplyWithError(ctx, RM_WRONGTYPE);
+        return RM_ERR;
+    }
+    *value = RM_ModuleTypeGetValue(*key);
+    return RM_OK;
+}
+
+/* Calls fn with the value's string; -1 if the memory for it could not be had. */
+static int with_bytes(const struct blob_family *f, const void *value,
+                      void (*fn)(void *arg, const char *bytes, size_t len), void *arg)
+{
+    char stack[SAVE_BUFFER];
+    uint64_t size;
+    size_t len;
+    if (f->size(value, &size) != SK_OK)
+        return -1;
+    char *buf = size <= sizeof stack ? stack : size <= SIZE_MAX ? RM_TryAlloc(size) : NULL;
+    if (buf == NULL || f->serialize(value, buf, (size_t)size, &len) != SK_OK) {
+        if (buf != stack)
+            RM_Free(buf);
+        return -1;
+    }
+    fn(arg, buf, len);
+    if (buf != stack)
+        RM_Free(buf);
+    return 0;
+}
+
+static void save_bytes(void *arg, const char *bytes, size_t len)
+{
+    RM_SaveStringBuffer(arg, bytes, len);
+}
+
+void blob_rdb_save(const struct blob_family *f, RedisModuleIO *io, void *value)
+{
+    if (with_bytes(f, value, save_bytes, io) != 0)
+        RM_LogIOError(io, "warning", "sketch: out of memory saving a %s", f->what);
+}
+
+void *blob_rdb_load(const struct blob_family *f, RedisModuleIO *io, int encver)
+{
+    if (encver != ENCODING_VERSION) {
+        RM_LogIOError(io, "warning", "sketch: %s encoding %d is not this module's %d", f->what,
+                      encver, ENCODING_VERSION);
+        return NULL;
+    }
+    size_t len;
+    char *buf = RM_LoadStringBuffer(io, &len);
+    if (buf == NULL || RM_IsIOError(io))
+        return NULL;
+    /* RESTORE from a client gets the key's limit, which the string's size
+     * stands for; an RDB being loaded, or a replica given a key by its
+     * primary, none. */
+    int flags = RM_GetContextFlags(RM_GetContextFromIO(io));
+    uint64_t limit = flags & (RM_CTX_FLAGS_LOADING | RM_CTX_FLAGS_SLAVE)
+                         ? 0
+                         : (uint64_t)module_config.max_key_memory;
+    if (limit != 0 && len > limit) {
+        RM_Free(buf);
+        RM_LogIOError(io, "warning", "sketch: RESTORE refused: the %s would take more than "
+                                     "the module's MAX-KEY-MEMORY of %llu bytes",
+                      f->what, (unsigned long long)limit);
+        return NULL;
+    }
+    void *value;
+    int rc = f->deserialize(&value, buf, len, &module_allocator);
+    RM_Free(buf);
+    if (rc != SK_OK) {
+        RM_LogIOError(io, "warning", "sketch: bad %s data: %s", f->what, sk_strerror(rc));
+        return NULL;
+    }
+    return value;
+}
+
+struct aof_target {
+    const struct blob_family *f;
+    RedisModuleIO *io;
+    RedisModuleString *key;
+};
+
+static void emit_import(void *arg, const char *bytes, size_t len)
+{
+    struct aof_target *t = arg;
+    RM_EmitAOF(t->io, t->f->import, "sb", t->key, bytes, len);
+}
+
+void blob_aof_rewrite(const struct blob_family *f, RedisModuleIO *io, RedisModuleString *key,
+                      void *value)
+{
+    struct aof_target t = {f, io, key};
+    if (with_bytes(f, value, emit_import, &t) != 0)
+        RM_LogIOError(io, "warning", "sketch: out of memory rewriting a %s", f->what);
+}
+
+static void digest_bytes(void *arg, const char *bytes, size_t len)
+{
+    RM_DigestAddStringBuffer(arg, bytes, len);
+}
+
+void blob_digest(const struct blob_family *f, RedisModuleDigest *md, void *value)
+{
+    with_bytes(f, value, digest_bytes, md);
+    RM_DigestEndSequence(md);
+}
+
+void *blob_import(const struct blob_family *f, RedisModuleCtx *ctx, const char *prefix,
+                  RedisModuleString *bytes)
+{
+    size_t len;
+    const char *data = RM_StringPtrLen(bytes, &len);
+    uint64_t limit = key_limit(ctx);
+    char message[160];
+    void *value = NULL;
+    int rc = limit != 0 && len > limit ? SK_EBUDGET
+                                       : f->deserialize(&value, data, len, &module_allocator);
+    if (rc == SK_OK)
+        return value;
+    if (rc == SK_EBUDGET)
+        snprintf(message, sizeof message,
+                 "%sthe sketch would take more than the module's MAX-KEY-MEMORY of %lld",
+                 prefix, module_config.max_key_memory);
+    else
+        snprintf(message, sizeof message, "%snot a %s: %s", prefix, f->what, sk_strerror(rc));
+    RM_ReplyWithError(ctx, message);
+    return NULL;
+}
+
+int blob_export(const struct blob_family *f, RedisModuleCtx *ctx, const char *prefix,
+                const void *value)
+{
+    uint64_t size;
+    size_t len;
+    char *buf = f->size(value, &size) == SK_OK && size <= SIZE_MAX ? RM_TryAlloc(size) : NULL;
+    if (buf == NULL || f->serialize(value, buf, (size_t)size, &len) != SK_OK) {
+        RM_Free(buf);
+        char message[96];
+        snprintf(message, sizeof message, "%sInsufficient memory", prefix);
+        return RM_ReplyWithError(ctx, message);
+    }
+    RM_ReplyWithStringBuffer(ctx, buf, len);
+    RM_Free(buf);
+    return RM_OK;
+}
