@@ -336,5 +336,20 @@ for (const RESP of [3, 2]) {
       await assert.rejects(client.cms.merge('m', ['b']), rejectsWith('CMS: width/depth is not equal'));
       await assert.rejects(client.cms.query('missing', ['x']), rejectsWith('CMS: key does not exist'));
     });
+
+    test('TOPK.*: expelled items or null, booleans from QUERY, LIST with counts', async () => {
+      assert.equal(await client.topK.reserve('t', 2, { width: 1000, depth: 5, decay: 0.9 }), 'OK');
+      assert.deepEqual(await client.topK.add('t', ['a', 'a', 'b']), [null, null, null]);
+      assert.deepEqual(await client.topK.add('t', ['c', 'c', 'c']), ['b', null, null]);
+      assert.deepEqual(await client.topK.query('t', ['a', 'b', 'c']), [true, false, true]);
+      assert.deepEqual(await client.topK.count('t', ['a', 'c']), [2, 3]);
+      assert.deepEqual(await client.topK.list('t'), ['c', 'a']);
+      assert.deepEqual(await client.topK.listWithCount('t'), [{ item: 'c', count: 3 }, { item: 'a', count: 2 }]);
+      const info = await client.topK.info('t');
+      assert.equal(info.k, 2);
+      assert.equal(info.width, 1000);
+      assert.equal(Number(info.decay), 0.9);
+      await assert.rejects(client.topK.list('missing'), rejectsWith('TopK: key does not exist'));
+    });
   });
 }
