@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# cms_module_bench.sh: the CMS.* commands of sketch.so against RedisBloom
-# 2.6.28's, in server time per call (INFO commandstats usec_per_call), two
-# servers side by side under the same load. In every round each command runs
+# redisbloom_bench.sh: the CMS.* and TOPK.* commands of sketch.so against
+# RedisBloom 2.6.28's, in server time per call (INFO commandstats
+# usec_per_call), two servers side by side under the same load. In every round each command runs
 # on both servers in turn (which goes first alternates), so that a busy
 # moment of a shared machine falls on both; the table gives each server's
 # median and the median of the rounds' ratios.
-# Usage: bench/cms_module_bench.sh BUILD_DIR REDISBLOOM_SO
+# Usage: bench/redisbloom_bench.sh BUILD_DIR REDISBLOOM_SO
 #   REDISBLOOM_SO: RedisBloom v2.6.28's redisbloom.so, built beside the
 #   project as ../shared/reference/redisbloom-build.md says.
 # Environment: CLIENTS (8), PIPELINE (32), REQUESTS (500000), ROUNDS (5).
@@ -20,8 +20,8 @@ clients=${CLIENTS:-8}
 pipeline=${PIPELINE:-32}
 requests=${REQUESTS:-500000}
 rounds=${ROUNDS:-5}
-[ -f "$module" ] || { echo "cms_module_bench: $module not found; build first" >&2; exit 2; }
-[ -f "$redisbloom" ] || { echo "cms_module_bench: give RedisBloom's redisbloom.so" >&2; exit 2; }
+[ -f "$module" ] || { echo "redisbloom_bench: $module not found; build first" >&2; exit 2; }
+[ -f "$redisbloom" ] || { echo "redisbloom_bench: give RedisBloom's redisbloom.so" >&2; exit 2; }
 
 work=$(mktemp -d)
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
@@ -43,10 +43,14 @@ start "$rb_port" "$redisbloom" redisbloom
 
 # The keys, the same on both: a 2000 x 7 sketch (CMS.INITBYPROB 0.001 0.01)
 # to count into, and three of its size to merge, the sources with the same
-# 200,000 increments on both servers.
+# 200,000 increments on both servers; top-k sketches of RedisBloom's default
+# dimensions (8 x 7, where items collide and decay) and of 50 in 2000 x 7,
+# with the same 200,000 items.
 for p in "$sk_port" "$rb_port"; do
     redis-cli -p "$p" CMS.INITBYPROB hits 0.001 0.01 > /dev/null
     for k in a b dst; do redis-cli -p "$p" CMS.INITBYDIM "$k" 2000 7 > /dev/null; done
+    redis-cli -p "$p" TOPK.RESERVE top 10 > /dev/null
+    redis-cli -p "$p" TOPK.RESERVE top50 50 2000 7 0.9 > /dev/null
     /usr/bin/python3 - "$p" << 'PY'
 import random, sys, redis
 r = redis.Redis(port=int(sys.argv[1]))
@@ -57,6 +61,8 @@ for key in ("a", "b"):
         for _ in range(1000):
             args += ["item%d" % int(1000000 * rng.random() ** 2), 1]
         r.execute_command("CMS.INCRBY", key, *args)
+        r.execute_command("TOPK.ADD", "top", *args[0::2])
+        r.execute_command("TOPK.ADD", "top50", *args[0::2])
 PY
 done
 same=$(/usr/bin/python3 - "$sk_port" "$rb_port" << 'PY'
@@ -87,11 +93,17 @@ benches=(
     "cms.query|$((requests / 5))|CMS.QUERY hits $(ten __rand_int__)"
     "cms.info|$requests|CMS.INFO hits"
     "cms.merge|$((requests / 50))|CMS.MERGE dst 2 a b"
+    "topk.add|$requests|TOPK.ADD top item__rand_int__"
+    "topk.add|$((requests / 5))|TOPK.ADD top $(ten item__rand_int__)"
+    "topk.add|$requests|TOPK.ADD top50 item__rand_int__"
+    "topk.query|$requests|TOPK.QUERY top50 item__rand_int__"
+    "topk.list|$((requests / 5))|TOPK.LIST top50 WITHCOUNT"
 )
 labels=("CMS.INCRBY, 1 item" "CMS.INCRBY, 10 items" "CMS.QUERY, 1 item" "CMS.QUERY, 10 items"
-        "CMS.INFO" "CMS.MERGE of 2 (2000x7)")
+        "CMS.INFO" "CMS.MERGE of 2 (2000x7)" "TOPK.ADD, 1 item (8x7)" "TOPK.ADD, 10 items (8x7)"
+        "TOPK.ADD, 1 item (k 50)" "TOPK.QUERY, 1 item (k 50)" "TOPK.LIST WITHCOUNT (k 50)")
 
-echo "sketch.so against RedisBloom 2.6.28, CMS.*, $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "sketch.so against RedisBloom 2.6.28, CMS.* and TOPK.*, $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "server:  $(redis-server --version | cut -d' ' -f1-3)"
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs"
 echo "load:    redis-benchmark -c $clients -P $pipeline -r 1000000, $rounds rounds, servers alternating"
@@ -113,12 +125,12 @@ for round in $(seq "$rounds"); do
     done
 done
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-printf '%-26s %14s %16s %22s\n' "command" "sketch usec" "RedisBloom usec" "median sketch/RB"
+printf '%-28s %14s %16s %22s\n' "command" "sketch usec" "RedisBloom usec" "median sketch/RB"
 for i in "${!benches[@]}"; do
     sk=$(awk -v i="$i" '$1 == i { print $2 }' "$work/rounds" | median)
     rb=$(awk -v i="$i" '$1 == i { print $3 }' "$work/rounds" | median)
     ratio=$(awk -v i="$i" '$1 == i { print $2 / $3 }' "$work/rounds" | median)
-    printf '%-26s %14.3f %16.3f %22.2f\n' "${labels[$i]}" "$sk" "$rb" "$ratio"
+    printf '%-28s %14.3f %16.3f %22.2f\n' "${labels[$i]}" "$sk" "$rb" "$ratio"
 done
 echo "the merge sources answer alike on both servers (1,004 queries and CMS.INFO): $same"
 echo "target: every command's server time no more than RedisBloom's (ratio <= 1.00)"
