@@ -508,11 +508,7 @@ int bloom_register(RedisModuleCtx *ctx)
 {
     if (bloom_type_create(ctx) != RM_OK)
         return RM_ERR;
-    static const struct {
-        const char *name;
-        RedisModuleCmdFunc fn;
-        const char *flags;
-    } commands[] = {
+    static const struct command_entry commands[] = {
         {"bf.reserve", cmd_reserve, "write deny-oom"},
         {"bf.add", cmd_add, "write deny-oom"},
         {"bf.madd", cmd_madd, "write deny-oom"},
@@ -525,11 +521,5 @@ int bloom_register(RedisModuleCtx *ctx)
         {"bf.scandump", bf_scandump, "readonly"},
         {"bf.loadchunk", bf_loadchunk, "write deny-oom"},
     };
-    /* Lower case, as RedisBloom registers them: the server names a command
-     * in its errors (wrong number of arguments) as it was registered. */
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (RM_CreateCommand(ctx, commands[i].name, commands[i].fn, commands[i].flags, 1, 1,
-                             1) != RM_OK)
-            return RM_ERR;
-    return RM_OK;
+    return register_commands(ctx, commands, sizeof commands / sizeof commands[0]);
 }

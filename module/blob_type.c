@@ -130,8 +130,10 @@ void blob_digest(const struct blob_family *f, RedisModuleDigest *md, void *value
     RM_DigestEndSequence(md);
 }
 
-void *blob_import(const struct blob_family *f, RedisModuleCtx *ctx, const char *prefix,
-                  RedisModuleString *bytes)
+/* The value from a client's bytes, within the key's limit; NULL after
+ * replying why not. */
+static void *import_bytes(const struct blob_family *f, RedisModuleCtx *ctx,
+                          RedisModuleString *bytes)
 {
     size_t len;
     const char *data = RM_StringPtrLen(bytes, &len);
@@ -145,26 +147,58 @@ void *blob_import(const struct blob_family *f, RedisModuleCtx *ctx, const char *
     if (rc == SK_EBUDGET)
         snprintf(message, sizeof message,
                  "%sthe sketch would take more than the module's MAX-KEY-MEMORY of %lld",
-                 prefix, module_config.max_key_memory);
+                 f->prefix, module_config.max_key_memory);
     else
-        snprintf(message, sizeof message, "%snot a %s: %s", prefix, f->what, sk_strerror(rc));
+        snprintf(message, sizeof message, "%snot a %s: %s", f->prefix, f->what,
+                 sk_strerror(rc));
     RM_ReplyWithError(ctx, message);
     return NULL;
 }
 
-int blob_export(const struct blob_family *f, RedisModuleCtx *ctx, const char *prefix,
-                const void *value)
+int blob_import_command(const struct blob_family *f, RedisModuleCtx *ctx,
+                        RedisModuleString **argv, int argc)
 {
+    if (argc != 3)
+        return RM_WrongArity(ctx);
+    RedisModuleKey *key;
+    void *existing, *value;
+    if (blob_open(ctx, argv[1], RM_READ | RM_WRITE, *f->type, &key, &existing) != RM_OK)
+        return RM_OK;
+    if ((value = import_bytes(f, ctx, argv[2])) == NULL) {
+        RM_CloseKey(key);
+        return RM_OK;
+    }
+    RM_ModuleTypeSetValue(key, *f->type, value);
+    RM_CloseKey(key);
+    RM_NotifyKeyspaceEvent(ctx, RM_NOTIFY_GENERIC, f->event, argv[1]);
+    RM_ReplicateVerbatim(ctx);
+    return RM_ReplyWithSimpleString(ctx, "OK");
+}
+
+int blob_export_command(const struct blob_family *f, RedisModuleCtx *ctx,
+                        RedisModuleString **argv, int argc)
+{
+    if (argc != 2)
+        return RM_WrongArity(ctx);
+    RedisModuleKey *key;
+    void *value;
+    if (blob_open(ctx, argv[1], RM_READ, *f->type, &key, &value) != RM_OK)
+        return RM_OK;
     uint64_t size;
     size_t len;
-    char *buf = f->size(value, &size) == SK_OK && size <= SIZE_MAX ? RM_TryAlloc(size) : NULL;
-    if (buf == NULL || f->serialize(value, buf, (size_t)size, &len) != SK_OK) {
-        RM_Free(buf);
+    char *buf = NULL;
+    if (value == NULL)
+        RM_ReplyWithError(ctx, f->no_key);
+    else if (f->size(value, &size) != SK_OK || size > SIZE_MAX ||
+             (buf = RM_TryAlloc((size_t)size)) == NULL ||
+             f->serialize(value, buf, (size_t)size, &len) != SK_OK) {
         char message[96];
-        snprintf(message, sizeof message, "%sInsufficient memory", prefix);
-        return RM_ReplyWithError(ctx, message);
+        snprintf(message, sizeof message, "%sInsufficient memory", f->prefix);
+        RM_ReplyWithError(ctx, message);
+    } else {
+        RM_ReplyWithStringBuffer(ctx, buf, len);
     }
-    RM_ReplyWithStringBuffer(ctx, buf, len);
     RM_Free(buf);
+    RM_CloseKey(key);
     return RM_OK;
 }

@@ -17,8 +17,12 @@
 
 /* A family's calls on its values, each as the library's for that family. */
 struct blob_family {
-    const char *what;        /* for logs: "count-min sketch" */
+    const char *what;        /* for logs and errors: "count-min sketch" */
     const char *import;      /* the command that stores the string: "CMS.IMPORT" */
+    const char *event;       /* its keyspace event: "cms.import" */
+    const char *prefix;      /* of the family's errors: "CMS: " */
+    const char *no_key;      /* its error for a missing key */
+    RedisModuleType **type;  /* the type, once created */
     int (*size)(const void *value, uint64_t *size);
     int (*serialize)(const void *value, void *buf, size_t cap, size_t *len);
     int (*deserialize)(void **out, const void *buf, size_t len, const sk_allocator *a);
@@ -37,14 +41,12 @@ void blob_aof_rewrite(const struct blob_family *f, RedisModuleIO *io, RedisModul
                       void *value);
 void blob_digest(const struct blob_family *f, RedisModuleDigest *md, void *value);
 
-/* The value from a client's bytes (the family's IMPORT), within the key's
- * limit; NULL after replying why not, each reply prefixed `prefix`
- * ("CMS: "). */
-void *blob_import(const struct blob_family *f, RedisModuleCtx *ctx, const char *prefix,
-                  RedisModuleString *bytes);
-
-/* Replies the value's string (the family's EXPORT). */
-int blob_export(const struct blob_family *f, RedisModuleCtx *ctx, const char *prefix,
-                const void *value);
+/* FAMILY.EXPORT key: the value as the library's bytes. */
+int blob_export_command(const struct blob_family *f, RedisModuleCtx *ctx,
+                        RedisModuleString **argv, int argc);
+/* FAMILY.IMPORT key bytes: the key (empty or of the type) holds the value
+ * the bytes give, within the key's limit, as SET replaces a value. */
+int blob_import_command(const struct blob_family *f, RedisModuleCtx *ctx,
+                        RedisModuleString **argv, int argc);
 
 #endif

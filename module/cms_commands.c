@@ -346,52 +346,23 @@ static int cmd_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return RM_ReplyWithLongLong(ctx, info.total > LLONG_MAX ? LLONG_MAX : (long long)info.total);
 }
 
-/* CMS.EXPORT key: the sketch in the library's format (docs/cms-format.md),
- * which CMS.IMPORT takes. */
+/* CMS.EXPORT key; CMS.IMPORT key bytes: the sketch as the library's bytes
+ * (docs/cms-format.md), and back. */
 static int cmd_export(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    if (argc != 2)
-        return RM_WrongArity(ctx);
-    RedisModuleKey *key;
-    sk_cms *c = open_existing(ctx, argv[1], RM_READ, &key);
-    if (c == NULL)
-        return RM_OK;
-    blob_export(&cms_family, ctx, "CMS: ", c);
-    RM_CloseKey(key);
-    return RM_OK;
+    return blob_export_command(&cms_family, ctx, argv, argc);
 }
 
-/* CMS.IMPORT key bytes: the key (empty or a sketch) holds the sketch the
- * bytes give, as SET replaces a value. */
 static int cmd_import(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    if (argc != 3)
-        return RM_WrongArity(ctx);
-    RedisModuleKey *key;
-    sk_cms *existing;
-    if (open_cms(ctx, argv[1], RM_READ | RM_WRITE, &key, &existing) != RM_OK)
-        return RM_OK;
-    sk_cms *c = blob_import(&cms_family, ctx, "CMS: ", argv[2]);
-    if (c == NULL) {
-        RM_CloseKey(key);
-        return RM_OK;
-    }
-    RM_ModuleTypeSetValue(key, cms_type, c);
-    RM_CloseKey(key);
-    RM_NotifyKeyspaceEvent(ctx, RM_NOTIFY_GENERIC, "cms.import", argv[1]);
-    RM_ReplicateVerbatim(ctx);
-    return RM_ReplyWithSimpleString(ctx, "OK");
+    return blob_import_command(&cms_family, ctx, argv, argc);
 }
 
 int cms_register(RedisModuleCtx *ctx)
 {
     if (cms_type_create(ctx) != RM_OK)
         return RM_ERR;
-    static const struct {
-        const char *name;
-        RedisModuleCmdFunc fn;
-        const char *flags;
-    } commands[] = {
+    static const struct command_entry commands[] = {
         {"cms.initbydim", cmd_initbydim, "write deny-oom"},
         {"cms.initbyprob", cmd_initbyprob, "write deny-oom"},
         {"cms.incrby", cmd_incrby, "write deny-oom fast"},
@@ -402,11 +373,5 @@ int cms_register(RedisModuleCtx *ctx)
         {"cms.export", cmd_export, "readonly"},
         {"cms.import", cmd_import, "write deny-oom"},
     };
-    /* Lower case, as RedisBloom registers them: the server names a command
-     * in its errors (wrong number of arguments) as it was registered. */
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (RM_CreateCommand(ctx, commands[i].name, commands[i].fn, commands[i].flags, 1, 1,
-                             1) != RM_OK)
-            return RM_ERR;
-    return RM_OK;
+    return register_commands(ctx, commands, sizeof commands / sizeof commands[0]);
 }

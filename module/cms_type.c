@@ -29,7 +29,8 @@ static int deserialize(void **out, const void *buf, size_t len, const sk_allocat
     return rc;
 }
 
-const struct blob_family cms_family = {"count-min sketch", "CMS.IMPORT", size_of, serialize,
+const struct blob_family cms_family = {"count-min sketch", "CMS.IMPORT", "cms.import", "CMS: ",
+                                       "CMS: key does not exist", &cms_type, size_of, serialize,
                                        deserialize};
 
 /* See cms_type.h. */

@@ -45,3 +45,12 @@ uint64_t key_limit(RedisModuleCtx *ctx)
                ? 0
                : (uint64_t)module_config.max_key_memory;
 }
+
+int register_commands(RedisModuleCtx *ctx, const struct command_entry *commands, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (RM_CreateCommand(ctx, commands[i].name, commands[i].fn, commands[i].flags, 1, 1,
+                             1) != RM_OK)
+            return RM_ERR;
+    return RM_OK;
+}

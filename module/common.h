@@ -30,6 +30,17 @@ uint64_t key_limit(RedisModuleCtx *ctx);
 /* Replies "ERR <reason>" for a library status code. */
 int reply_status(RedisModuleCtx *ctx, int status);
 
+/* A command to register: its name in lower case, as RedisBloom registers
+ * its own (the server names a command in its arity errors as it was
+ * registered), and its flags; its keys are its first argument, or its key
+ * specs say otherwise (command_docs.c). */
+struct command_entry {
+    const char *name;
+    RedisModuleCmdFunc fn;
+    const char *flags;
+};
+int register_commands(RedisModuleCtx *ctx, const struct command_entry *commands, size_t n);
+
 /* The argument as a NUL-free case-insensitive keyword comparison. */
 int arg_is(RedisModuleString *arg, const char *keyword);
 

@@ -272,51 +272,23 @@ static int cmd_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return RM_ReplyWithDouble(ctx, info.decay);
 }
 
-/* TOPK.EXPORT key: the sketch in the library's format (docs/topk-format.md). */
+/* TOPK.EXPORT key; TOPK.IMPORT key bytes: the sketch as the library's bytes
+ * (docs/topk-format.md), and back. */
 static int cmd_export(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    if (argc != 2)
-        return RM_WrongArity(ctx);
-    RedisModuleKey *key;
-    sk_topk *t = open_existing(ctx, argv[1], RM_READ, &key);
-    if (t == NULL)
-        return RM_OK;
-    blob_export(&topk_family, ctx, "TopK: ", t);
-    RM_CloseKey(key);
-    return RM_OK;
+    return blob_export_command(&topk_family, ctx, argv, argc);
 }
 
-/* TOPK.IMPORT key bytes: the key (empty or a sketch) holds the sketch the
- * bytes give, as SET replaces a value. */
 static int cmd_import(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    if (argc != 3)
-        return RM_WrongArity(ctx);
-    RedisModuleKey *key;
-    void *existing;
-    if (blob_open(ctx, argv[1], RM_READ | RM_WRITE, topk_type, &key, &existing) != RM_OK)
-        return RM_OK;
-    sk_topk *t = blob_import(&topk_family, ctx, "TopK: ", argv[2]);
-    if (t == NULL) {
-        RM_CloseKey(key);
-        return RM_OK;
-    }
-    RM_ModuleTypeSetValue(key, topk_type, t);
-    RM_CloseKey(key);
-    RM_NotifyKeyspaceEvent(ctx, RM_NOTIFY_GENERIC, "topk.import", argv[1]);
-    RM_ReplicateVerbatim(ctx);
-    return RM_ReplyWithSimpleString(ctx, "OK");
+    return blob_import_command(&topk_family, ctx, argv, argc);
 }
 
 int topk_register(RedisModuleCtx *ctx)
 {
     if (topk_type_create(ctx) != RM_OK)
         return RM_ERR;
-    static const struct {
-        const char *name;
-        RedisModuleCmdFunc fn;
-        const char *flags;
-    } commands[] = {
+    static const struct command_entry commands[] = {
         {"topk.reserve", cmd_reserve, "write deny-oom"},
         {"topk.add", cmd_add, "write deny-oom"},
         {"topk.incrby", cmd_incrby, "write deny-oom"},
@@ -327,11 +299,5 @@ int topk_register(RedisModuleCtx *ctx)
         {"topk.export", cmd_export, "readonly"},
         {"topk.import", cmd_import, "write deny-oom"},
     };
-    /* Lower case, as RedisBloom registers them (the server's arity errors
-     * name them so). */
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (RM_CreateCommand(ctx, commands[i].name, commands[i].fn, commands[i].flags, 1, 1,
-                             1) != RM_OK)
-            return RM_ERR;
-    return RM_OK;
+    return register_commands(ctx, commands, sizeof commands / sizeof commands[0]);
 }

@@ -29,8 +29,9 @@ static int deserialize(void **out, const void *buf, size_t len, const sk_allocat
     return rc;
 }
 
-const struct blob_family topk_family = {"top-k sketch", "TOPK.IMPORT", size_of, serialize,
-                                        deserialize};
+const struct blob_family topk_family = {"top-k sketch", "TOPK.IMPORT", "topk.import", "TopK: ",
+                                        "TopK: key does not exist", &topk_type, size_of,
+                                        serialize, deserialize};
 
 static void topk_rdb_save(RedisModuleIO *io, void *value)
 {
