@@ -32,6 +32,20 @@ int blob_open(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisModul
     return RM_OK;
 }
 
+/* See blob_type.h. */
+void *blob_open_existing(const struct blob_family *f, RedisModuleCtx *ctx,
+                         RedisModuleString *name, int mode, RedisModuleKey **key)
+{
+    void *value;
+    if (blob_open(ctx, name, mode, *f->type, key, &value) != RM_OK)
+        return NULL;
+    if (value == NULL) {
+        RM_CloseKey(*key);
+        RM_ReplyWithError(ctx, f->no_key);
+    }
+    return value;
+}
+
 /* Calls fn with the value's string; -1 if the memory for it could not be had. */
 static int with_bytes(const struct blob_family *f, const void *value,
                       void (*fn)(void *arg, const char *bytes, size_t len), void *arg)
@@ -181,17 +195,15 @@ int blob_export_command(const struct blob_family *f, RedisModuleCtx *ctx,
     if (argc != 2)
         return RM_WrongArity(ctx);
     RedisModuleKey *key;
-    void *value;
-    if (blob_open(ctx, argv[1], RM_READ, *f->type, &key, &value) != RM_OK)
+    void *value = blob_open_existing(f, ctx, argv[1], RM_READ, &key);
+    if (value == NULL)
         return RM_OK;
     uint64_t size;
     size_t len;
     char *buf = NULL;
-    if (value == NULL)
-        RM_ReplyWithError(ctx, f->no_key);
-    else if (f->size(value, &size) != SK_OK || size > SIZE_MAX ||
-             (buf = RM_TryAlloc((size_t)size)) == NULL ||
-             f->serialize(value, buf, (size_t)size, &len) != SK_OK) {
+    if (f->size(value, &size) != SK_OK || size > SIZE_MAX ||
+        (buf = RM_TryAlloc((size_t)size)) == NULL ||
+        f->serialize(value, buf, (size_t)size, &len) != SK_OK) {
         char message[96];
         snprintf(message, sizeof message, "%sInsufficient memory", f->prefix);
         RM_ReplyWithError(ctx, message);

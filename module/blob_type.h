@@ -34,6 +34,11 @@ struct blob_family {
 int blob_open(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisModuleType *type,
               RedisModuleKey **key, void **value);
 
+/* blob_open for a key that must hold a value of the family's type: NULL
+ * after replying the error (the family's no_key for an empty key). */
+void *blob_open_existing(const struct blob_family *f, RedisModuleCtx *ctx,
+                         RedisModuleString *name, int mode, RedisModuleKey **key);
+
 /* The type's callbacks, given the family. */
 void blob_rdb_save(const struct blob_family *f, RedisModuleIO *io, void *value);
 void *blob_rdb_load(const struct blob_family *f, RedisModuleIO *io, int encver);

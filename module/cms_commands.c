@@ -34,20 +34,11 @@
 #include "common.h"
 #include "module.h"
 
-#define E_NO_KEY "CMS: key does not exist"
-
 /* Opens a key that must hold a sketch: NULL after replying the error. */
 static sk_cms *open_existing(RedisModuleCtx *ctx, RedisModuleString *name, int mode,
                              RedisModuleKey **key)
 {
-    sk_cms *c;
-    if (open_cms(ctx, name, mode, key, &c) != RM_OK)
-        return NULL;
-    if (c == NULL) {
-        RM_CloseKey(*key);
-        RM_ReplyWithError(ctx, E_NO_KEY);
-    }
-    return c;
+    return blob_open_existing(&cms_family, ctx, name, mode, key);
 }
 
 /* ---- creation --------------------------------------------------------------- */

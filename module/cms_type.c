@@ -33,16 +33,6 @@ const struct blob_family cms_family = {"count-min sketch", "CMS.IMPORT", "cms.im
                                        "CMS: key does not exist", &cms_type, size_of, serialize,
                                        deserialize};
 
-/* See cms_type.h. */
-int open_cms(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisModuleKey **key,
-             sk_cms **sketch)
-{
-    void *value;
-    int rc = blob_open(ctx, name, mode, cms_type, key, &value);
-    *sketch = value;
-    return rc;
-}
-
 static void cms_rdb_save(RedisModuleIO *io, void *value)
 {
     blob_rdb_save(&cms_family, io, value);

@@ -31,7 +31,6 @@
 #include "module.h"
 #include "topk_type.h"
 
-#define E_NO_KEY "TopK: key does not exist"
 #define E_INCREMENT                                                                        \
     "TopK: increment must be an integer greater or equal to 0                            " \
     "and smaller or equal to 100,000"
@@ -40,14 +39,7 @@
 static sk_topk *open_existing(RedisModuleCtx *ctx, RedisModuleString *name, int mode,
                               RedisModuleKey **key)
 {
-    void *t;
-    if (blob_open(ctx, name, mode, topk_type, key, &t) != RM_OK)
-        return NULL;
-    if (t == NULL) {
-        RM_CloseKey(*key);
-        RM_ReplyWithError(ctx, E_NO_KEY);
-    }
-    return t;
+    return blob_open_existing(&topk_family, ctx, name, mode, key);
 }
 
 /* An argument in [1, UINT32_MAX], or the error replied. */
