@@ -14,5 +14,6 @@
 #include "sketch/bloom_extra.h"
 #include "sketch/cms.h"
 #include "sketch/topk.h"
+#include "sketch/cuckoo.h"
 
 #endif

@@ -292,6 +292,66 @@ _Static_assert(SK_TOPK_OFF_CHECKSUM == SK_TOPK_OFF_RNG + 8, "the state is 8 byte
 _Static_assert(SK_TOPK_HEADER_SIZE == SK_TOPK_OFF_CHECKSUM + 8, "then the buckets");
 _Static_assert(SK_TOPK_ENTRY_SIZE == SK_TOPK_ENTRY_OFF_LEN + 4, "then the next entry");
 
+/* ---- Cuckoo filters, version 1 (docs/cuckoo-format.md) ---------------------
+ *
+ *     0  4  magic "SKCF"
+ *     4  1  format version, 1
+ *     5  1  hash: 1 = MurmurHash64A, seed 0, as RedisBloom's CF.*
+ *     6  1  bucket size b, 1..SK_CUCKOO_MAX_BUCKET_SIZE
+ *     7  1  0
+ *     8  4  sub-filters n, 1..SK_CUCKOO_MAX_FILTERS
+ *    12  4  expansion e: 0 (then n = 1) or a power of 2 up to
+ *           SK_CUCKOO_MAX_EXPANSION
+ *    16  4  max iterations, 1..SK_CUCKOO_MAX_ITERATIONS
+ *    20  4  0
+ *    24  8  buckets N of the first sub-filter, a power of 2 up to
+ *           SK_CUCKOO_MAX_BUCKETS; sub-filter i has N e^i
+ *    32  8  items (added less deleted)
+ *    40  8  deletes since the last compaction
+ *    48  8  bytes of slots a restore has brought so far; all of them when
+ *           the filter is complete
+ *    56  8  checksum: XXH3-64 (seed 0) of bytes 0..55 followed by the slots
+ *    64     the slots: each sub-filter's buckets in order, b one-byte
+ *           fingerprints each (0 empty), the sub-filters in order
+ *
+ *   The dump of CF.SCANDUMP (RedisBloom's) starts with this header, then
+ *   gives the same slots:
+ *     0  8  items      8  8  buckets N     16  8  deletes     24  8  n
+ *    32  2  b         34  2  max iterations                  36  2  e
+ */
+#define SK_CUCKOO_MAGIC "SKCF"
+#define SK_CUCKOO_VERSION 1
+#define SK_CUCKOO_HASH_MURMUR64A 1
+#define SK_CUCKOO_OFF_MAGIC 0
+#define SK_CUCKOO_OFF_VERSION 4
+#define SK_CUCKOO_OFF_HASH 5
+#define SK_CUCKOO_OFF_BUCKET_SIZE 6
+#define SK_CUCKOO_OFF_RESERVED 7
+#define SK_CUCKOO_OFF_FILTERS 8
+#define SK_CUCKOO_OFF_EXPANSION 12
+#define SK_CUCKOO_OFF_ITERATIONS 16
+#define SK_CUCKOO_OFF_RESERVED2 20
+#define SK_CUCKOO_OFF_BUCKETS 24
+#define SK_CUCKOO_OFF_ITEMS 32
+#define SK_CUCKOO_OFF_DELETES 40
+#define SK_CUCKOO_OFF_RESTORED 48
+#define SK_CUCKOO_OFF_CHECKSUM 56
+#define SK_CUCKOO_HEADER_SIZE 64
+
+#define SK_CUCKOO_DUMP_OFF_ITEMS 0
+#define SK_CUCKOO_DUMP_OFF_BUCKETS 8
+#define SK_CUCKOO_DUMP_OFF_DELETES 16
+#define SK_CUCKOO_DUMP_OFF_FILTERS 24
+#define SK_CUCKOO_DUMP_OFF_BUCKET_SIZE 32
+#define SK_CUCKOO_DUMP_OFF_ITERATIONS 34
+#define SK_CUCKOO_DUMP_OFF_EXPANSION 36
+#define SK_CUCKOO_DUMP_SIZE 38
+
+_Static_assert(SK_CUCKOO_OFF_FILTERS == SK_CUCKOO_OFF_RESERVED + 1, "one byte each: version..");
+_Static_assert(SK_CUCKOO_OFF_BUCKETS == SK_CUCKOO_OFF_RESERVED2 + 4, "4 reserved bytes");
+_Static_assert(SK_CUCKOO_HEADER_SIZE == SK_CUCKOO_OFF_CHECKSUM + 8, "then the slots");
+_Static_assert(SK_CUCKOO_DUMP_SIZE == SK_CUCKOO_DUMP_OFF_EXPANSION + 2, "RedisBloom's 38 bytes");
+
 /* ---- Redis's HyperLogLog strings -----------------------------------------
  *
  *     0  4  "HYLL"
