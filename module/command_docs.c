@@ -7,7 +7,8 @@
  *
  * ACL categories need Redis 7.2 or Valkey 7.2 (AddACLCategory and
  * SetCommandACLCategories): there the BF.* commands are in @bloom, the
- * CMS.* ones in @cms, the TOPK.* ones in @topk, the HLL.* ones in Redis's own @hyperloglog, and each in @read or @write, and
+ * CMS.* ones in @cms, the TOPK.* ones in @topk, the CF.* ones in @cuckoo,
+ * the HLL.* ones in Redis's own @hyperloglog, and each in @read or @write, and
  * in @fast if its flags say fast (@slow otherwise), as Redis's own commands
  * are. Redis 7.0 has neither call, puts module
  * commands in no category, and an operator names them one by one
@@ -174,6 +175,22 @@ static RedisModuleCommandArg topk_reserve_args[] = {
 static RedisModuleCommandArg topk_list_args[] = {
     ARG_KEY, TOKEN("withcount", "WITHCOUNT"), {0}};
 
+/* ---- CF.* -------------------------------------------------------------------- */
+
+static RedisModuleCommandArg cf_bucketsize[] = {ARG("bucketsize", RM_ARG_INTEGER), {0}};
+static RedisModuleCommandArg cf_maxiterations[] = {ARG("maxiterations", RM_ARG_INTEGER), {0}};
+static RedisModuleCommandArg cf_expansion[] = {ARG("expansion", RM_ARG_INTEGER), {0}};
+static RedisModuleCommandArg cf_capacity[] = {ARG("capacity", RM_ARG_INTEGER), {0}};
+static RedisModuleCommandArg cf_reserve_args[] = {
+    ARG_KEY, ARG("capacity", RM_ARG_INTEGER),
+    OPTION("bucketsize", "BUCKETSIZE", cf_bucketsize),
+    OPTION("maxiterations", "MAXITERATIONS", cf_maxiterations),
+    OPTION("expansion", "EXPANSION", cf_expansion), {0}};
+static RedisModuleCommandArg cf_insert_args[] = {
+    ARG_KEY, OPTION("capacity", "CAPACITY", cf_capacity), TOKEN("nocreate", "NOCREATE"),
+    {.name = "items", .type = RM_ARG_PURE_TOKEN, .key_spec_index = -1, .token = "ITEMS"},
+    ARG_MANY("item", RM_ARG_STRING), {0}};
+
 struct command_doc {
     const char *name;
     const char *summary;
@@ -189,6 +206,9 @@ struct command_doc {
 #define K_LOOKUP "O(k * l), where k is the number of hashes and l the number of layers"
 #define K_UNION "O(m * k), where m is the number of registers and k the number of keys"
 #define K_REGISTERS "O(m), where m is the number of registers"
+
+#define K_CF_ITEMS "O(n * f), where n is the number of items and f of sub-filters"
+#define K_CF_SLOTS "O(s), where s is the number of slots"
 
 static const struct command_doc docs[] = {
     {"bf.reserve", "Creates an empty Bloom filter", "O(1)", "0.1.0", -4, "write slow bloom",
@@ -284,13 +304,49 @@ static const struct command_doc docs[] = {
      "0.3.0", 2, "read slow topk", key_read, key_args},
     {"topk.import", "Stores a top-k sketch in the format of the library", "O(w * d + k)",
      "0.3.0", 3, "write slow topk", key_overwrite, cms_import_args},
+    {"cf.reserve", "Creates an empty Cuckoo filter", "O(s), where s is the number of slots",
+     "0.3.0", -3, "write slow cuckoo", key_create, cf_reserve_args},
+    {"cf.add", "Adds an item to a Cuckoo filter, creating the filter if it does not exist",
+     K_CF_ITEMS, "0.3.0", 3, "write fast cuckoo", key_insert, key_item_args},
+    {"cf.addnx", "Adds an item to a Cuckoo filter unless it may be there already", K_CF_ITEMS,
+     "0.3.0", 3, "write fast cuckoo", key_insert, key_item_args},
+    {"cf.insert", "Adds items to a Cuckoo filter, creating it with the given capacity if needed",
+     K_CF_ITEMS, "0.3.0", -4, "write slow cuckoo", key_insert, cf_insert_args},
+    {"cf.insertnx", "Adds each item to a Cuckoo filter unless it may be there already",
+     K_CF_ITEMS, "0.3.0", -4, "write slow cuckoo", key_insert, cf_insert_args},
+    {"cf.exists", "Tells whether an item may be in a Cuckoo filter", K_CF_ITEMS, "0.3.0", 3,
+     "read fast cuckoo", key_read, key_item_args},
+    {"cf.mexists", "Tells whether each of the items may be in a Cuckoo filter", K_CF_ITEMS,
+     "0.3.0", -3, "read fast cuckoo", key_read, key_items_args},
+    {"cf.count", "Returns how many times an item may have been added to a Cuckoo filter",
+     K_CF_ITEMS, "0.3.0", 3, "read fast cuckoo", key_read, key_item_args},
+    {"cf.del", "Deletes one copy of an item from a Cuckoo filter", K_CF_ITEMS, "0.3.0", 3,
+     "write fast cuckoo", key_update, key_item_args},
+    {"cf.compact", "Moves items into older sub-filters and frees the emptied ones", K_CF_SLOTS,
+     "0.3.0", 2, "write slow cuckoo", key_update, key_args},
+    {"cf.scandump", "Returns the next piece of a Cuckoo filter's dump",
+     "O(n), where n is the size of the piece", "0.3.0", 3, "read slow cuckoo", key_read,
+     scandump_args},
+    {"cf.loadchunk", "Restores a piece of a Cuckoo filter's dump that CF.SCANDUMP returned",
+     "O(n), where n is the size of the piece", "0.3.0", 4, "write slow cuckoo", key_update,
+     loadchunk_args},
+    {"cf.info", "Returns the size, buckets, sub-filters, items and settings of a Cuckoo filter",
+     "O(f), where f is the number of sub-filters", "0.3.0", 2, "read fast cuckoo", key_meta,
+     key_args},
+    {"cf.debug", "Returns a Cuckoo filter's settings and counts as one line",
+     "O(f), where f is the number of sub-filters", "0.3.0", 2, "read fast cuckoo", key_meta,
+     key_args},
+    {"cf.export", "Returns a Cuckoo filter in the format of the library", K_CF_SLOTS, "0.3.0",
+     2, "read slow cuckoo", key_read, key_args},
+    {"cf.import", "Stores a Cuckoo filter in the format of the library", K_CF_SLOTS, "0.3.0", 3,
+     "write slow cuckoo", key_overwrite, cms_import_args},
 };
 
 int commands_describe(RedisModuleCtx *ctx)
 {
-    /* Redis's own @hyperloglog needs no adding; @bloom, @cms and @topk,
-     * RedisBloom's names in Redis 8, are new. */
-    static const char *const categories[] = {"bloom", "cms", "topk"};
+    /* Redis's own @hyperloglog needs no adding; @bloom, @cms, @topk and
+     * @cuckoo, RedisBloom's names in Redis 8, are new. */
+    static const char *const categories[] = {"bloom", "cms", "topk", "cuckoo"};
     for (size_t i = 0; i < sizeof categories / sizeof categories[0]; i++)
         if (RM_AddACLCategory != NULL && RM_SetCommandACLCategories != NULL &&
             RM_AddACLCategory(ctx, categories[i]) != RM_OK) {

@@ -10,13 +10,16 @@
  *     ERROR_RATE <rate>     bf-error-rate      defaults of a filter that
  *     INITIAL_SIZE <n>      bf-initial-size    BF.ADD, BF.MADD or BF.INSERT
  *     EXPANSION <n>         bf-expansion-factor  create (0: non-scaling)
+ *     CF_MAX_EXPANSIONS <n> cf-max-expansions  the sub-filters past which a
+ *                                              Cuckoo filter takes no adds
  *
- * and RedisBloom's Cuckoo filter settings (CF_MAX_EXPANSIONS and the cf-
- * names) are accepted with a warning, since sketch has no Cuckoo filters.
- * The load arguments become the defaults of the configs
- * sketch.max-key-memory, sketch.bf-error-rate, sketch.bf-initial-size and
- * sketch.bf-expansion-factor, which a line of the server's configuration
- * file (or --sketch.bf-error-rate 0.02) then overrides.
+ * and the other cf- settings of later RedisBloom releases are accepted
+ * with a warning, since sketch's Cuckoo filters take RedisBloom 2.6's fixed
+ * defaults. The load arguments become the defaults of the configs
+ * sketch.max-key-memory, sketch.bf-error-rate, sketch.bf-initial-size,
+ * sketch.bf-expansion-factor and sketch.cf-max-expansions, which a line of
+ * the server's configuration file (or --sketch.bf-error-rate 0.02) then
+ * overrides.
  */
 #include "config.h"
 
@@ -30,6 +33,7 @@
 #define DEFAULT_ERROR_RATE 0.01
 #define DEFAULT_INITIAL_SIZE 100
 #define DEFAULT_EXPANSION 2
+#define DEFAULT_CF_MAX_EXPANSIONS 32
 #define MAX_INITIAL_SIZE (1LL << 30)
 #define MAX_RATE_TEXT 64
 
@@ -38,6 +42,7 @@ struct module_config module_config = {
     .bf_error_rate = DEFAULT_ERROR_RATE,
     .bf_initial_size = DEFAULT_INITIAL_SIZE,
     .bf_expansion = DEFAULT_EXPANSION,
+    .cf_max_expansions = DEFAULT_CF_MAX_EXPANSIONS,
 };
 
 /* The error rate as it was written, so that CONFIG GET answers "0.02" rather
@@ -143,9 +148,12 @@ int config_load(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
             ok = parse_long(value, vlen, 1, MAX_INITIAL_SIZE, &module_config.bf_initial_size);
         } else if (name_is(name, nlen, "EXPANSION", "bf-expansion-factor")) {
             ok = parse_long(value, vlen, 0, SK_BLOOM_MAX_EXPANSION, &module_config.bf_expansion);
+        } else if (name_is(name, nlen, "CF_MAX_EXPANSIONS", "cf-max-expansions")) {
+            ok = parse_long(value, vlen, 1, SK_CUCKOO_MAX_FILTERS,
+                            &module_config.cf_max_expansions);
         } else if (nlen > 3 && (strncasecmp(name, "CF_", 3) == 0 || strncasecmp(name, "cf-", 3) == 0)) {
-            RM_Log(ctx, "warning", "sketch: %.*s ignored: sketch has no Cuckoo filters",
-                   (int)nlen, name);
+            RM_Log(ctx, "warning", "sketch: %.*s ignored: Cuckoo filters take RedisBloom 2.6's "
+                   "defaults", (int)nlen, name);
             ok = 1;
         } else {
             RM_Log(ctx, "warning", "sketch: unknown module argument %.*s", (int)nlen, name);
@@ -154,8 +162,9 @@ int config_load(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         if (!ok) {
             RM_Log(ctx, "warning",
                    "sketch: bad value for %.*s (MAX-KEY-MEMORY takes a size such as 512mb, "
-                   "ERROR_RATE a rate in [1e-15, 1), INITIAL_SIZE 1 to 2^30, EXPANSION 0 to %d)",
-                   (int)nlen, name, SK_BLOOM_MAX_EXPANSION);
+                   "ERROR_RATE a rate in [1e-15, 1), INITIAL_SIZE 1 to 2^30, EXPANSION 0 to %d, "
+                   "CF_MAX_EXPANSIONS 1 to %d)",
+                   (int)nlen, name, SK_BLOOM_MAX_EXPANSION, SK_CUCKOO_MAX_FILTERS);
             return RM_ERR;
         }
     }
@@ -214,7 +223,10 @@ int config_register(RedisModuleCtx *ctx)
                                  NULL, &module_config.bf_initial_size) != RM_OK ||
         RM_RegisterNumericConfig(ctx, "bf-expansion-factor", module_config.bf_expansion,
                                  RM_CONFIG_DEFAULT, 0, SK_BLOOM_MAX_EXPANSION, get_numeric,
-                                 set_numeric, NULL, &module_config.bf_expansion) != RM_OK) {
+                                 set_numeric, NULL, &module_config.bf_expansion) != RM_OK ||
+        RM_RegisterNumericConfig(ctx, "cf-max-expansions", module_config.cf_max_expansions,
+                                 RM_CONFIG_DEFAULT, 1, SK_CUCKOO_MAX_FILTERS, get_numeric,
+                                 set_numeric, NULL, &module_config.cf_max_expansions) != RM_OK) {
         RM_Log(ctx, "warning", "sketch: the server refused the module's configs");
         return RM_ERR;
     }

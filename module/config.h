@@ -18,6 +18,9 @@ struct module_config {
     double bf_error_rate;
     long long bf_initial_size;
     long long bf_expansion; /* 0: non-scaling */
+    /* The sub-filters at which a Cuckoo filter refuses adds, as
+     * RedisBloom's CF_MAX_EXPANSIONS. */
+    long long cf_max_expansions;
 };
 extern struct module_config module_config;
 

@@ -2,7 +2,8 @@
 /*
  * module.h: the families of sketch.so that module.c registers, each as its
  * commands with their data type: BF.* (bf_commands.c), HLL.*
- * (hll_commands.c), CMS.* (cms_commands.c) and TOPK.* (topk_commands.c).
+ * (hll_commands.c), CMS.* (cms_commands.c), TOPK.* (topk_commands.c) and
+ * CF.* (cf_commands.c).
  */
 #ifndef SKETCH_MODULE_H
 #define SKETCH_MODULE_H
@@ -17,5 +18,7 @@ int hll_register(RedisModuleCtx *ctx);
 int cms_register(RedisModuleCtx *ctx);
 /* Registers the TOPK.* commands and the top-k type. */
 int topk_register(RedisModuleCtx *ctx);
+/* Registers the CF.* commands and the Cuckoo filter type. */
+int cf_register(RedisModuleCtx *ctx);
 
 #endif

@@ -3,7 +3,8 @@
 
 Settings: the load arguments (sketch's and RedisBloom's names) become the
 defaults of the module configs sketch.max-key-memory, sketch.bf-error-rate,
-sketch.bf-initial-size and sketch.bf-expansion-factor, which a line of the
+sketch.bf-initial-size, sketch.bf-expansion-factor and
+sketch.cf-max-expansions, which a line of the
 server's configuration overrides and CONFIG SET changes at run time; a bad
 argument makes the module refuse to load with a message in the log.
 """
@@ -14,7 +15,7 @@ from redis.exceptions import ResponseError
 from resp import RespClient, plain
 
 CONFIGS = ["sketch.max-key-memory", "sketch.bf-error-rate", "sketch.bf-initial-size",
-           "sketch.bf-expansion-factor"]
+           "sketch.bf-expansion-factor", "sketch.cf-max-expansions"]
 
 
 def configs(c):
@@ -37,7 +38,8 @@ def assert_add_creates_as_reserve(c, rate, size, expansion):
 
 def test_defaults(server, r):
     assert configs(r) == {"sketch.max-key-memory": "67108864", "sketch.bf-error-rate": "0.01",
-                          "sketch.bf-initial-size": "100", "sketch.bf-expansion-factor": "2"}
+                          "sketch.bf-initial-size": "100", "sketch.bf-expansion-factor": "2",
+                          "sketch.cf-max-expansions": "32"}
     assert_add_creates_as_reserve(r, "0.01", "100", "2")
     assert r.execute_command("BF.INFO", "auto") == r.execute_command("BF.INFO", "explicit")
 
@@ -46,20 +48,24 @@ def test_defaults(server, r):
     ["ERROR_RATE", "0.02", "INITIAL_SIZE", "200", "EXPANSION", "3"],
     ["bf-error-rate", "0.02", "bf-initial-size", "200", "bf-expansion-factor", "3",
      "CF_MAX_EXPANSIONS", "3"],
-    ["error_rate", "0.02", "Initial_Size", "200", "expansion", "3", "cf-max-expansions", "3"],
+    ["error_rate", "0.02", "Initial_Size", "200", "expansion", "3", "cf-max-expansions", "3",
+     "CF_INITIAL_SIZE", "2048"],
 ])
 def test_redisbloom_load_arguments(servers, args):
     """RedisBloom's load arguments, old and new names in any case, set the
-    defaults of new filters; its Cuckoo filter settings are ignored."""
+    defaults of new filters and the Cuckoo filters' limit of sub-filters;
+    the cf- settings of later RedisBloom releases are ignored."""
     s = servers.start(module_args=args + ["MAX-KEY-MEMORY", "1mb"])
     c = s.client()
+    limit = "3" if "CF_MAX_EXPANSIONS" in args or "cf-max-expansions" in args else "32"
     assert configs(c) == {"sketch.max-key-memory": "1048576", "sketch.bf-error-rate": "0.02",
-                          "sketch.bf-initial-size": "200", "sketch.bf-expansion-factor": "3"}
+                          "sketch.bf-initial-size": "200", "sketch.bf-expansion-factor": "3",
+                          "sketch.cf-max-expansions": limit}
     assert_add_creates_as_reserve(c, "0.02", "200", "3")
     assert c.execute_command("BF.INFO", "auto", "CAPACITY") == [200]
     assert c.execute_command("BF.INFO", "auto", "EXPANSION") == [3]
-    if "CF_MAX_EXPANSIONS" in args or "cf-max-expansions" in args:
-        assert "ignored: sketch has no Cuckoo filters" in s.log()
+    if "CF_INITIAL_SIZE" in args:
+        assert "CF_INITIAL_SIZE ignored" in s.log()
 
 
 @pytest.mark.parametrize("args,message", [
@@ -166,6 +172,13 @@ WRITES = [
     (["TOPK.RESERVE", "t1", "3"], "topk.reserve"),
     (["TOPK.ADD", "t1", "a"], "topk.add"),
     (["TOPK.INCRBY", "t1", "b", "2"], "topk.incrby"),
+    (["CF.RESERVE", "f1", "100"], "cf.reserve"),
+    (["CF.ADD", "f1", "a"], "cf.add"),
+    (["CF.ADDNX", "f1", "b"], "cf.add"),
+    (["CF.INSERT", "f2", "ITEMS", "a", "b"], "cf.insert"),
+    (["CF.INSERTNX", "f2", "ITEMS", "c"], "cf.insert"),
+    (["CF.DEL", "f2", "a"], "cf.del"),
+    (["CF.COMPACT", "f2"], "cf.compact"),
 ]
 
 
@@ -194,6 +207,7 @@ def test_keyspace_notifications(server, r):
         r.execute_command("HLL.IMPORT", "h4", exported)
         r.execute_command("CMS.IMPORT", "c3", r.execute_command("CMS.EXPORT", "c1"))
         r.execute_command("TOPK.IMPORT", "t2", r.execute_command("TOPK.EXPORT", "t1"))
+        r.execute_command("CF.IMPORT", "f3", r.execute_command("CF.EXPORT", "f1"))
         it, header = r.execute_command("BF.SCANDUMP", "bf1", 0)
         pieces = [(it, header)]
         while True:
@@ -210,9 +224,12 @@ def test_keyspace_notifications(server, r):
         r.execute_command("BF.EXISTS", "bf1", "a")
         r.execute_command("CMS.QUERY", "c1", "a")
         r.execute_command("TOPK.LIST", "t1")
+        r.execute_command("CF.ADDNX", "f1", "a")
+        r.execute_command("CF.DEL", "f1", "never")
         drain()
         expected = [(cmd[1], event) for cmd, event in WRITES]
-        expected += [("h4", "hll.import"), ("c3", "cms.import"), ("t2", "topk.import")]
+        expected += [("h4", "hll.import"), ("c3", "cms.import"), ("t2", "topk.import"),
+                     ("f3", "cf.import")]
         expected += [("bf3", "bf.loadchunk")] * len(pieces)
         assert seen == expected
         p.close()
@@ -265,6 +282,24 @@ COMMANDS = {
     "topk.info": (2, 1, 1, {"readonly", "fast"}, ["key"]),
     "topk.export": (2, 1, 1, {"readonly"}, ["key"]),
     "topk.import": (3, 1, 1, {"write", "denyoom"}, ["key", "bytes"]),
+    "cf.reserve": (-3, 1, 1, {"write", "denyoom"},
+                   ["key", "capacity", "bucketsize", "maxiterations", "expansion"]),
+    "cf.add": (3, 1, 1, {"write", "denyoom"}, ["key", "item"]),
+    "cf.addnx": (3, 1, 1, {"write", "denyoom"}, ["key", "item"]),
+    "cf.insert": (-4, 1, 1, {"write", "denyoom"}, ["key", "capacity", "nocreate", "items", "item"]),
+    "cf.insertnx": (-4, 1, 1, {"write", "denyoom"},
+                    ["key", "capacity", "nocreate", "items", "item"]),
+    "cf.exists": (3, 1, 1, {"readonly", "fast"}, ["key", "item"]),
+    "cf.mexists": (-3, 1, 1, {"readonly", "fast"}, ["key", "item"]),
+    "cf.count": (3, 1, 1, {"readonly", "fast"}, ["key", "item"]),
+    "cf.del": (3, 1, 1, {"write", "fast"}, ["key", "item"]),
+    "cf.compact": (2, 1, 1, {"write"}, ["key"]),
+    "cf.scandump": (3, 1, 1, {"readonly"}, ["key", "iterator"]),
+    "cf.loadchunk": (4, 1, 1, {"write", "denyoom"}, ["key", "iterator", "data"]),
+    "cf.info": (2, 1, 1, {"readonly", "fast"}, ["key"]),
+    "cf.debug": (2, 1, 1, {"readonly", "fast"}, ["key"]),
+    "cf.export": (2, 1, 1, {"readonly"}, ["key"]),
+    "cf.import": (3, 1, 1, {"write", "denyoom"}, ["key", "bytes"]),
 }
 
 
@@ -299,7 +334,7 @@ def test_command_docs_and_info(server, raw):
         specs = [pairs(spec.value) for spec in info[8].value]
         assert specs and all(plain(spec["begin_search"]) for spec in specs), name
         kind = {"RW", "RO", "OW"} & {text(f) for f in specs[0]["flags"].value}
-        overwrites = name in ("hll.import", "cms.import", "topk.import")
+        overwrites = name in ("hll.import", "cms.import", "topk.import", "cf.import")
         assert kind == ({"RO"} if "readonly" in flags else {"OW"} if overwrites
                         else {"RW"}), (name, kind)
     c.close()
