@@ -351,5 +351,30 @@ for (const RESP of [3, 2]) {
       assert.equal(Number(info.decay), 0.9);
       await assert.rejects(client.topK.list('missing'), rejectsWith('TopK: key does not exist'));
     });
+
+    test('CF.*: booleans from adds (integers from INSERTNX in RESP3), exists and deletes, counts as numbers, CF.INFO an object', async () => {
+      assert.equal(await client.cf.reserve('f', 1000, { BUCKETSIZE: 4, EXPANSION: 2 }), 'OK');
+      assert.equal(await client.cf.add('f', 'a'), true);
+      assert.equal(await client.cf.add('f', 'a'), true);
+      assert.equal(await client.cf.addNX('f', 'a'), false);
+      assert.deepEqual(await client.cf.insert('f', ['b', 'c']), [true, true]);
+      // CF.INSERTNX answers integers in RESP3 too, as RedisBloom's does
+      assert.deepEqual(await client.cf.insertNX('f', ['b', 'd']), RESP === 3 ? [0, 1] : [false, true]);
+      assert.equal(await client.cf.exists('f', 'a'), true);
+      assert.deepEqual(await client.sendCommand(['CF.MEXISTS', 'f', 'a', 'zz']),
+                       RESP === 3 ? [true, false] : [1, 0]);
+      assert.equal(await client.cf.count('f', 'a'), 2);
+      assert.equal(await client.cf.del('f', 'a'), true);
+      assert.equal(await client.cf.count('f', 'a'), 1);
+      const info = await client.cf.info('f');
+      assert.equal(info['Number of buckets'], 256);
+      assert.equal(info['Number of items inserted'], 4);
+      assert.equal(info['Number of items deleted'], 1);
+      assert.equal(info['Bucket size'], 4);
+      assert.equal(info['Expansion rate'], 2);
+      await assert.rejects(client.cf.insert('missing', ['a'], { NOCREATE: true }),
+                           rejectsWith('ERR not found'));
+      assert.equal(await client.cf.exists('missing', 'a'), false);
+    });
   });
 }
