@@ -220,7 +220,9 @@ static int insert_items(RedisModuleCtx *ctx, RedisModuleString *name, RedisModul
     }
     sk_cuckoo_info info;
     sk_cuckoo_get_info(c, &info);
-    /* What the server replays was applied where it was first run. */
+    /* Growth within this command's limit: none for what the server
+     * replays, which was applied where it first ran. */
+    sk_cuckoo_set_max_memory(c, key_limit(ctx));
     int replayed = key_limit(ctx) == 0;
     RedisModuleString **applied = n > 0 ? RM_TryAlloc(n * sizeof *applied) : NULL;
     int refused = !replayed && info.filters >= module_config.cf_max_expansions;

@@ -57,6 +57,9 @@ SK_API int sk_cuckoo_new(sk_cuckoo **out, uint64_t capacity);
 SK_API void sk_cuckoo_free(sk_cuckoo *c);
 SK_API int sk_cuckoo_copy(sk_cuckoo **out, const sk_cuckoo *src);
 SK_API int sk_cuckoo_clear(sk_cuckoo *c); /* back to one empty sub-filter */
+/* The budget growth is held to from now on (0: none), whatever it was
+ * created or read with. */
+SK_API void sk_cuckoo_set_max_memory(sk_cuckoo *c, uint64_t bytes);
 
 /* 1 when added; sk_cuckoo_add_unique gives 0, adding nothing, if the item
  * may be present. SK_EFULL if a fixed filter has no room, SK_EBUDGET,
@@ -77,6 +80,7 @@ SK_API void sk_cuckoo_compact(sk_cuckoo *c);
 typedef struct sk_cuckoo_info {
     uint64_t buckets;   /* of the first sub-filter */
     uint32_t filters;   /* sub-filters */
+    uint64_t slots;     /* of all of them */
     uint64_t items;     /* added less deleted */
     uint64_t deletes;   /* since the last compaction */
     uint32_t bucket_size, max_iterations, expansion;

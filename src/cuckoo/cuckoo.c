@@ -120,23 +120,23 @@ static uint8_t *sub_find(const sk_cuckoo *c, const struct sk__cuckoo_sub *sub, u
 
 /* ---- creation --------------------------------------------------------------- */
 
+static unsigned log2_of(uint64_t power_of_2)
+{
+    return (unsigned)__builtin_ctzll(power_of_2);
+}
+
+/* Every factor is a power of 2, so the product is a shift. */
 uint64_t sk__cuckoo_sub_buckets(uint64_t buckets, uint32_t expansion, uint32_t i)
 {
-    uint64_t n = buckets;
-    for (uint32_t k = 0; k < i; k++) {
-        if (n > SK_CUCKOO_MAX_BUCKETS / expansion)
-            return 0;
-        n *= expansion;
-    }
-    return n;
+    if (i == 0 || expansion <= 1)
+        return buckets;
+    uint64_t shift = (uint64_t)log2_of(expansion) * i;
+    return shift + log2_of(buckets) > log2_of(SK_CUCKOO_MAX_BUCKETS) ? 0 : buckets << shift;
 }
 
 uint64_t sk__cuckoo_slot_bytes(const sk_cuckoo *c)
 {
-    uint64_t total = 0;
-    for (uint32_t i = 0; i < c->filters; i++)
-        total += c->subs[i].buckets * c->bucket_size;
-    return total;
+    return c->slot_bytes;
 }
 
 static int is_power_of_2(uint64_t n)
@@ -161,10 +161,23 @@ static uint64_t sub_cost(const sk_allocator *a, uint64_t buckets, uint32_t bucke
     return bytes > SIZE_MAX / 2 ? UINT64_MAX : sk__array_cost(a, (size_t)bytes);
 }
 
+/* The table a filter of `cap` entries grows to for `filters`: doubled, so
+ * that growing by one at a time copies it only log n times. */
+static uint32_t table_size(uint32_t cap, uint32_t filters)
+{
+    if (filters <= cap)
+        return cap;
+    cap = cap < 4 ? 4 : cap;
+    while (cap < filters)
+        cap = cap > SK_CUCKOO_MAX_FILTERS / 2 ? SK_CUCKOO_MAX_FILTERS : cap * 2;
+    return cap;
+}
+
 static uint64_t memory_of(const sk_allocator *a, uint64_t buckets, uint32_t bucket_size,
                           uint32_t expansion, uint32_t filters)
 {
-    uint64_t total = sizeof(sk_cuckoo) + (uint64_t)filters * sizeof(struct sk__cuckoo_sub);
+    uint64_t total = sizeof(sk_cuckoo) + (uint64_t)table_size(0, filters) *
+                                             sizeof(struct sk__cuckoo_sub);
     for (uint32_t i = 0; i < filters; i++) {
         uint64_t sub = sk__cuckoo_sub_buckets(buckets, expansion, i);
         uint64_t cost = sub == 0 ? UINT64_MAX : sub_cost(a, sub, bucket_size);
@@ -173,6 +186,23 @@ static uint64_t memory_of(const sk_allocator *a, uint64_t buckets, uint32_t buck
         total += cost;
     }
     return total;
+}
+
+/* Makes room in the table for `filters` sub-filters. */
+static int reserve_table(sk_cuckoo *c, uint32_t filters)
+{
+    if (filters <= c->subs_cap)
+        return SK_OK;
+    uint32_t cap = table_size(c->subs_cap, filters);
+    struct sk__cuckoo_sub *subs = sk__zalloc(&c->alloc, cap * sizeof *subs);
+    if (subs == NULL)
+        return SK_ENOMEM;
+    if (c->filters > 0)
+        memcpy(subs, c->subs, c->filters * sizeof *subs);
+    sk__free(&c->alloc, c->subs, c->subs_cap * sizeof *subs);
+    c->subs = subs;
+    c->subs_cap = cap;
+    return SK_OK;
 }
 
 /* Adds sub-filter number c->filters, of its size (the filter unchanged if
@@ -190,19 +220,13 @@ static int add_sub(sk_cuckoo *c)
     if (c->max_memory != 0) {
         sk_cuckoo_info info;
         sk_cuckoo_get_info(c, &info);
-        if (info.memory + cost + sizeof(struct sk__cuckoo_sub) > c->max_memory)
+        uint64_t table = (uint64_t)(table_size(c->subs_cap, c->filters + 1) - c->subs_cap) *
+                         sizeof(struct sk__cuckoo_sub);
+        if (info.memory + cost + table > c->max_memory)
             return SK_EBUDGET;
     }
-    if (c->filters == c->subs_cap) {
-        struct sk__cuckoo_sub *subs = sk__alloc(&c->alloc, (c->filters + 1) * sizeof *subs);
-        if (subs == NULL)
-            return SK_ENOMEM;
-        if (c->filters > 0)
-            memcpy(subs, c->subs, c->filters * sizeof *subs);
-        sk__free(&c->alloc, c->subs, c->subs_cap * sizeof *subs);
-        c->subs = subs;
-        c->subs_cap = c->filters + 1;
-    }
+    if (reserve_table(c, c->filters + 1) != SK_OK)
+        return SK_ENOMEM;
     struct sk__cuckoo_sub *sub = &c->subs[c->filters];
     sub->buckets = buckets;
     sub->slots = sk__array_alloc(&c->alloc, (size_t)(buckets * c->bucket_size + SK__CUCKOO_PAD),
@@ -210,6 +234,8 @@ static int add_sub(sk_cuckoo *c)
     if (sub->slots == NULL)
         return SK_ENOMEM;
     c->filters++;
+    c->slot_bytes += buckets * c->bucket_size;
+    c->array_bytes += cost;
     return SK_OK;
 }
 
@@ -218,6 +244,8 @@ static int add_sub(sk_cuckoo *c)
 static void drop_newest(sk_cuckoo *c)
 {
     struct sk__cuckoo_sub *sub = &c->subs[--c->filters];
+    c->slot_bytes -= sub->buckets * c->bucket_size;
+    c->array_bytes -= sub_cost(&c->alloc, sub->buckets, c->bucket_size);
     sk__array_free(&c->alloc, &sub->array);
     *sub = (struct sk__cuckoo_sub){0};
 }
@@ -241,6 +269,10 @@ int sk__cuckoo_alloc(sk_cuckoo **out, uint64_t buckets, uint32_t bucket_size,
         return SK_ENOMEM;
     *c = (sk_cuckoo){.alloc = alloc, .buckets = buckets, .bucket_size = bucket_size,
                      .max_iterations = max_iterations, .expansion = expansion};
+    if (reserve_table(c, filters) != SK_OK) {
+        sk_cuckoo_free(c);
+        return SK_ENOMEM;
+    }
     for (uint32_t i = 0; i < filters; i++) {
         if (add_sub(c) != SK_OK) {
             sk_cuckoo_free(c);
@@ -349,15 +381,18 @@ int sk_cuckoo_clear(sk_cuckoo *c)
     return SK_OK;
 }
 
+void sk_cuckoo_set_max_memory(sk_cuckoo *c, uint64_t bytes)
+{
+    c->max_memory = bytes;
+}
+
 void sk_cuckoo_get_info(const sk_cuckoo *c, sk_cuckoo_info *info)
 {
     *info = (sk_cuckoo_info){.buckets = c->buckets, .filters = c->filters, .items = c->items,
                              .deletes = c->deletes, .bucket_size = c->bucket_size,
-                             .max_iterations = c->max_iterations, .expansion = c->expansion};
-    uint64_t memory = sizeof *c + (uint64_t)c->subs_cap * sizeof *c->subs;
-    for (uint32_t i = 0; i < c->filters; i++)
-        memory += sub_cost(&c->alloc, c->subs[i].buckets, c->bucket_size);
-    info->memory = (size_t)memory;
+                             .max_iterations = c->max_iterations, .expansion = c->expansion,
+                             .slots = sk__cuckoo_slot_bytes(c)};
+    info->memory = (size_t)(sizeof *c + (uint64_t)c->subs_cap * sizeof *c->subs + c->array_bytes);
 }
 
 int sk_cuckoo_restoring(const sk_cuckoo *c)

@@ -229,16 +229,15 @@ int sk_cuckoo_restore_piece(sk_cuckoo *c, uint64_t iterator, const void *piece, 
     if (start > c->restored || iterator - 1 > total)
         return SK_ECORRUPT;
     const uint8_t *p = piece;
-    uint64_t at = start;
-    for (size_t done = 0; done < len;) {
-        uint64_t within = at;
-        int i = locate(c, &within);
+    uint64_t within = start;
+    int i = locate(c, &within);
+    for (size_t done = 0; done < len; i++, within = 0) {
         uint64_t room = c->subs[i].buckets * c->bucket_size - within;
         size_t n = room < len - done ? (size_t)room : len - done;
         memcpy(c->subs[i].slots + within, p + done, n);
         done += n;
-        at += n;
     }
+    uint64_t at = start + len;
     if (at > c->restored)
         c->restored = at;
     c->restoring = c->restored < total;

@@ -31,6 +31,8 @@ struct sk_cuckoo {
     uint64_t restored;   /* the slot bytes it has brought, while restoring */
     struct sk__cuckoo_sub *subs; /* filters of them, in a table of subs_cap */
     uint32_t subs_cap;
+    uint64_t slot_bytes;  /* of all the sub-filters */
+    uint64_t array_bytes; /* what their arrays take */
 };
 
 /* An empty filter of this shape with `filters` sub-filters (SK_EINVAL for
