@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * fuzz_module_commands.c: any sequence of BF.*, HLL.*, CMS.* and TOPK.* commands with any
+ * fuzz_module_commands.c: any sequence of BF.*, HLL.*, CMS.*, TOPK.* and CF.* commands with any
  * arguments, through the module's own command functions in the module
  * harness; SET stores a plain string (as a native PF key would be), DEL
  * removes a key.
@@ -20,7 +20,9 @@ static const char *const command_names[] = {
     "SET", "DEL", "BF.DEBUG", "CMS.INITBYDIM", "CMS.INITBYPROB", "CMS.INCRBY", "CMS.QUERY",
     "CMS.MERGE", "CMS.INFO", "CMS.EXPORT", "CMS.IMPORT", "TOPK.RESERVE", "TOPK.ADD",
     "TOPK.INCRBY", "TOPK.QUERY", "TOPK.COUNT", "TOPK.LIST", "TOPK.INFO", "TOPK.EXPORT",
-    "TOPK.IMPORT",
+    "TOPK.IMPORT", "CF.RESERVE", "CF.ADD", "CF.ADDNX", "CF.INSERT", "CF.INSERTNX",
+    "CF.EXISTS", "CF.MEXISTS", "CF.COUNT", "CF.DEL", "CF.COMPACT", "CF.SCANDUMP",
+    "CF.LOADCHUNK", "CF.INFO", "CF.DEBUG", "CF.EXPORT", "CF.IMPORT",
 };
 #define COMMANDS (sizeof command_names / sizeof command_names[0])
 
@@ -31,7 +33,8 @@ static const char *const tokens[] = {
     "18446744073709551616", "CAPACITY", "ERROR", "EXPANSION", "NOCREATE", "NONSCALING",
     "ITEMS", "FILTERS", "SIZE", "EXPANSION", "capacity", "items", "", "a", "b", "c",
     "HYLL", "SKHL", "SKBF", "89", "137", "4097", "WEIGHTS", "SKCM", "4294967295",
-    "4294967296", "WITHCOUNT", "SKTK", "100000", "100001",
+    "4294967296", "WITHCOUNT", "SKTK", "100000", "100001", "BUCKETSIZE", "MAXITERATIONS",
+    "SKCF", "255", "32768", "65535",
 };
 #define TOKENS (sizeof tokens / sizeof tokens[0])
 #define MAX_ARGS 16

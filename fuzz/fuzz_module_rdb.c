@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_module_rdb.c: the module's rdb_load callbacks (module/bf_type.c,
- * module/hll_type.c, module/cms_type.c, module/topk_type.c) on any RDB or
+ * module/hll_type.c, module/cms_type.c, module/topk_type.c, module/cf_type.c)
+ * on any RDB or
  * RESTORE payload,
  * through the module harness, which hands them the input as the stream of
  * LoadUnsigned and LoadStringBuffer values (module_harness.h has its
  * encoding).
  *
- * Input: a control byte (bit 5: the top-k type, else bit 4: the count-min
- * type, else bit 0: the Bloom type, else the HyperLogLog type; bit 1: an encoding version the module
+ * Input: a control byte (bit 6: the Cuckoo filter type, else bit 5: the
+ * top-k type, else bit 4: the count-min type, else bit 0: the Bloom type,
+ * else the HyperLogLog type; bit 1: an encoding version the module
  * does not know; bit 2: make the checksum of the first string buffer
  * right; bit 3: encoding version 0 rather than the type's own), then the
  * stream. A load
@@ -23,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     harness_init();
     unsigned control = data[0];
-    int which = control & 32 ? 3 : control & 16 ? 2 : control & 1 ? 0 : 1;
+    int which = control & 64 ? 4 : control & 32 ? 3 : control & 16 ? 2 : control & 1 ? 0 : 1;
     uint8_t *stream = malloc(size);
     FUZZ_CHECK(stream != NULL);
     memcpy(stream, data + 1, size - 1);
@@ -37,8 +39,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 fuzz_fix_hll_checksum(stream + 4, n);
             else if (which == 2)
                 fuzz_fix_cms_checksum(stream + 4, n);
-            else
+            else if (which == 3)
                 fuzz_fix_topk_checksum(stream + 4, n);
+            else
+                fuzz_fix_cuckoo_checksum(stream + 4, n);
         }
     }
     struct harness_io *io = harness_io_reader(stream, size);

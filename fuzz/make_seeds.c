@@ -244,11 +244,19 @@ static void module_seeds(void)
     cmd(6, tres);
     const char *tadd[] = {"TOPK.ADD", "tk", "a", "b", "a", "c", "d", "a"};
     cmd(8, tadd);
+    const char *cres[] = {"CF.RESERVE", "cf", "8", "EXPANSION", "2"};
+    cmd(5, cres);
+    const char *cins[] = {"CF.INSERT", "cf", "ITEMS", "a", "b", "c", "d", "e", "f", "g", "h",
+                          "i", "j", "k", "l"};
+    cmd(15, cins);
+    const char *cdel[] = {"CF.DEL", "cf", "a"};
+    cmd(3, cdel);
 
     static const struct {
         int type;
         const char *key;
-    } values[] = {{0, "bf"}, {0, "fixed"}, {1, "h4"}, {1, "h14"}, {2, "cm"}, {3, "tk"}};
+    } values[] = {{0, "bf"}, {0, "fixed"}, {1, "h4"}, {1, "h14"}, {2, "cm"}, {3, "tk"},
+                  {4, "cf"}};
     for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
         void *v = harness_value(values[i].type, values[i].key);
         if (v == NULL)
@@ -257,7 +265,7 @@ static void module_seeds(void)
         harness_type(values[i].type)->rdb_save(HARNESS_IO(io), v);
         size_t len;
         const uint8_t *bytes = harness_io_bytes(io, &len);
-        static const uint8_t controls[] = {1, 0, 16, 32};
+        static const uint8_t controls[] = {1, 0, 16, 32, 64};
         const uint8_t control = controls[values[i].type];
         seed("module_rdb", values[i].key, &control, 1, bytes, len);
         harness_io_free(io);
@@ -382,6 +390,15 @@ static void module_seeds(void)
                                    31, 5, 0, 43, 7, 44, 58,  34, 2, 0, 56,  32, 2, 0, 43,
                                    33, 2, 0, 44,  35, 1, 0,  36, 1, 0};
     seed("module_commands", "topk-commands", topk, sizeof topk, "", 0);
+    /* CF.RESERVE k1 100 BUCKETSIZE 4 EXPANSION 2, CF.INSERT k1 ITEMS a b c, CF.ADD k1 a,
+     * CF.ADDNX k1 b, CF.INSERTNX k2 CAPACITY 1000 ITEMS a b, CF.MEXISTS k1 a b c,
+     * CF.COUNT k1 a, CF.DEL k1 a, CF.COMPACT k1, CF.SCANDUMP k1 0, CF.SCANDUMP k1 1,
+     * CF.INFO k1, CF.DEBUG k1, CF.EXPORT k1 */
+    static const uint8_t cf[] = {38, 6, 0, 12, 60, 7, 33, 5,  41, 5, 0, 36, 43, 44, 45,
+                                 39, 2, 0, 43,  40, 2, 0, 44,  42, 6, 1, 31, 13, 36, 43, 44,
+                                 44, 4, 0, 43, 44, 45,  45, 2, 0, 43,  46, 2, 0, 43,  47, 1, 0,
+                                 48, 2, 0, 3,  48, 2, 0, 4,  50, 1, 0,  51, 1, 0,  52, 1, 0};
+    seed("module_commands", "cf-commands", cf, sizeof cf, "", 0);
     harness_flush();
 }
 
@@ -455,6 +472,61 @@ static void topk_seeds(void)
     }
 }
 
+/* Cuckoo filters in both of the target's forms, serialized and as
+ * CF.SCANDUMP's header and pieces; and the same pieces for CF.LOADCHUNK. */
+static void cuckoo_seeds(void)
+{
+    static const struct {
+        const char *name;
+        uint64_t capacity;
+        uint32_t bucket_size, expansion;
+        unsigned adds;
+    } shapes[] = {{"empty", 16, 2, 1, 0}, {"grown", 32, 4, 2, 300}, {"full", 8, 1, 0, 40}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        sk_cuckoo *c;
+        sk_cuckoo_options o = {.capacity = shapes[s].capacity,
+                               .bucket_size = shapes[s].bucket_size,
+                               .expansion = shapes[s].expansion};
+        if (sk_cuckoo_create(&c, &o) != SK_OK)
+            die("sk_cuckoo_create");
+        for (unsigned i = 0; i < shapes[s].adds; i++) {
+            char item[32];
+            snprintf(item, sizeof item, "item-%u", i);
+            sk_cuckoo_add(c, item, strlen(item));
+        }
+        uint64_t cap = 0;
+        size_t len = 0;
+        uint8_t *buf = sk_cuckoo_serialized_size(c, &cap) == SK_OK ? malloc(cap + 64) : NULL;
+        if (buf == NULL || sk_cuckoo_serialize(c, buf, cap, &len) != SK_OK)
+            die("sk_cuckoo_serialize");
+        uint8_t control = 0;
+        seed("cuckoo", shapes[s].name, &control, 1, buf + 4, len - 4); /* the target puts the magic */
+        /* header, then the slots as one record or two */
+        size_t at = 0;
+        buf[at++] = 2;
+        sk_cuckoo_dump_header(c, buf + at);
+        at += SK_CUCKOO_DUMP_HEADER_SIZE;
+        uint64_t it = 1;
+        const void *piece;
+        size_t n;
+        while (sk_cuckoo_dump_piece(c, &it, 1 + (size_t)cap / 2, &piece, &n) == 1) {
+            buf[at++] = 0;
+            buf[at++] = (uint8_t)n;
+            buf[at++] = (uint8_t)(n >> 8);
+            memcpy(buf + at, piece, n);
+            at += n;
+        }
+        char name[64];
+        snprintf(name, sizeof name, "%s-restore", shapes[s].name);
+        seed("cuckoo", name, buf, at, "", 0);
+        /* CF.LOADCHUNK's records: the same, the header as a record of its own */
+        uint8_t head[4] = {8, 0, SK_CUCKOO_DUMP_HEADER_SIZE, 0};
+        seed("module_loadchunk", name, head, sizeof head, buf + 1, at - 1);
+        free(buf);
+        sk_cuckoo_free(c);
+    }
+}
+
 static void cms_seeds(void)
 {
     static const struct {
@@ -501,6 +573,7 @@ int main(int argc, char **argv)
     bloom_seeds();
     cms_seeds();
     topk_seeds();
+    cuckoo_seeds();
     module_seeds();
     lines_seeds();
     return 0;

@@ -37,7 +37,7 @@ void harness_flush(void);
 
 /* The data types the module registered, in its order: 0 the Bloom filter,
  * 1 HyperLogLog, 2 the count-min sketch, 3 top-k. */
-#define HARNESS_TYPES 4
+#define HARNESS_TYPES 5
 const RedisModuleTypeMethods *harness_type(int which);
 /* The encoding version it registered, which rdb_save writes. */
 int harness_encver(int which);
