@@ -25,9 +25,10 @@
 #            medians of 5 / 3 runs
 #   module   bench/module_bench.sh, the Redis module against PFADD, PFCOUNT
 #            and a SET: 1M / 200K requests a command, 5 / 2 rounds (median)
-#   cms      bench/cms_bench (the count-min sketch's add, count and merge in
-#            ns, medians of 7 / 3 rounds) and bench/redisbloom_bench.sh
-#            (CMS.* and TOPK.* server time per call against RedisBloom 2.6.28, the
+#   cms      bench/cms_bench, topk_bench and cuckoo_bench (the count-min
+#            sketch's, top-k's and Cuckoo filter's operations in ns, medians
+#            of 7 / 3 rounds) and bench/redisbloom_bench.sh (CMS.*, TOPK.*
+#            and CF.* server time per call against RedisBloom 2.6.28, the
 #            module PEER_MODULE names, built outside the project: 500K / 100K
 #            requests, 7 / 3 alternated rounds; left out without PEER_MODULE)
 #   modmem   bench/module_memory.sh: used_memory of a default BF.ADD key, for
@@ -282,10 +283,12 @@ if want module; then
     fi
 fi
 if want cms; then
-    cms_cmd=("$build/bench/cms_bench" -r "$cms_rounds")
+    libs='"$1/cms_bench" -r "$2" && echo && "$1/topk_bench" -r "$2" && echo &&
+          "$1/cuckoo_bench" -r "$2"'
+    cms_cmd=(bash -c "$libs" cms "$build/bench" "$cms_rounds")
     if have_redis_bench && [[ -n ${PEER_MODULE:-} ]]; then
-        cms_cmd=(bash -c '"$1" -r "$2" && echo && ROUNDS=$2 REQUESTS=$3 bash "$4" "$5" "$6"' cms
-                 "$build/bench/cms_bench" "$cms_rounds" "$cms_requests"
+        cms_cmd=(bash -c "$libs"' && echo && ROUNDS=$2 REQUESTS=$3 bash "$4" "$5" "$6"' cms
+                 "$build/bench" "$cms_rounds" "$cms_requests"
                  "$here/redisbloom_bench.sh" "$build" "$PEER_MODULE")
     else
         log "section cms: the library alone (no PEER_MODULE, or no redis-benchmark)"
@@ -476,7 +479,8 @@ summary=$(
     if ok cms; then
         awk '/^(add|count), 2000 x 7/ { printf "| Count-min library | %s, 8-byte items (cms_bench) | %s ns | | |\n", $1 " " $2 " " $3 " " $4, $NF }
              /^(add|count), 2\^22 x 7/ { printf "| Count-min library | %s, 8-byte items, out of cache | %s ns | | |\n", $1 " " $2 " " $3 " " $4, $NF }
-             /^(CMS|TOPK)\./ { n = split($0, f, /  +/); printf "| RedisBloom families | %s against RedisBloom 2.6.28 (µs per call, median of alternated rounds) | %s µs | %s µs | **%.2fx** |\n", f[1], f[2], f[3], 1 / f[4] }' \
+             /^(add|contains, present|contains, absent) +[0-9.]+ +[0-9.]+$/ { printf "| Cuckoo filter library | %s, 8-byte items, half full (cuckoo_bench) | %s ns | | |\n", $1 == "add" ? "add" : $1 " " $2, $(NF-1) }
+             /^(CMS|TOPK|CF)\./ { n = split($0, f, /  +/); printf "| RedisBloom families | %s against RedisBloom 2.6.28 (µs per call, median of alternated rounds) | %s µs | %s µs | **%.2fx** |\n", f[1], f[2], f[3], 1 / f[4] }' \
             "$raw/cms.out"
     fi
 )
@@ -543,7 +547,7 @@ mkdir -p "$(dirname "$report")"
     want bloomcli && echo "| bloomcli | bloom_cli_bench.sh: BENCH_ITEMS=$cli_items, RUNS=$cli_runs | ${status[bloomcli]:-} |"
     want module && echo "| module | module_bench.sh: REQUESTS=$module_requests, ROUNDS=$module_rounds, SET_ITEMS=$module_set | ${status[module]:-} |"
     want groups && echo "| groups | group_bench.sh: GROUP_ROWS=$group_rows, GROUP_COUNTS=$group_counts, RUNS=$group_runs, SLOW_RUNS=1 | ${status[groups]:-} |"
-    want cms && echo "| cms | cms_bench -r $cms_rounds; redisbloom_bench.sh: REQUESTS=$cms_requests, ROUNDS=$cms_rounds, peer: ${PEER_MODULE:-none} | ${status[cms]:-} |"
+    want cms && echo "| cms | cms_bench, topk_bench and cuckoo_bench -r $cms_rounds; redisbloom_bench.sh: REQUESTS=$cms_requests, ROUNDS=$cms_rounds, peer: ${PEER_MODULE:-none} | ${status[cms]:-} |"
     want modmem && echo "| modmem | module_memory.sh: N=20000, ROUNDS=3, peer: ${PEER_MODULE:-none} | ${status[modmem]:-} |"
     want compressed && echo "| compressed | compressed_bench.sh: BENCH_LINES=$compressed_lines, ROUNDS=$compressed_rounds | ${status[compressed]:-} |"
     want postgres && echo "| postgres | pg_bench.py: PG_ROWS=$pg_rows, PG_GROUPS=$pg_groups, RUNS=$pg_runs, EXACT_RUNS=1 | ${status[postgres]:-} |"
@@ -571,8 +575,8 @@ mkdir -p "$(dirname "$report")"
         "\`sketch bloom\` against DCSO's \`bloom\` command (Debian: golang-github-dcso-bloom-cli), building a filter from a file of lines and checking lines."
     section_md module "Redis module against Redis's own commands: bench/module_bench.sh" \
         "sketch.so's commands against PFADD, PFCOUNT and a SET on the same server, with redis-benchmark."
-    section_md cms "Count-min sketches and top-k: bench/cms_bench and bench/redisbloom_bench.sh" \
-        "The library's add and count of 8-byte items on a sketch that stays in cache (2000 x 7, what CMS.INITBYPROB 0.001 0.01 makes) and on one that does not, and merges per counter; then the CMS.* and TOPK.* commands of sketch.so against RedisBloom 2.6.28's (PEER_MODULE, built outside the project), two servers under the same redis-benchmark load, which goes first alternating by round, in server time per call (INFO commandstats). The ratio is the median of the rounds' ratios; below 1, sketch takes less time."
+    section_md cms "Count-min sketches, top-k and Cuckoo filters: bench/cms_bench, topk_bench, cuckoo_bench and redisbloom_bench.sh" \
+        "The library's add and count of 8-byte items on a sketch that stays in cache (2000 x 7, what CMS.INITBYPROB 0.001 0.01 makes) and on one that does not, and merges per counter; top-k's add, query, count and list on a Zipf stream; the Cuckoo filter's add, lookups and deletes in cache and out of it, and how full each bucket size gets; then the CMS.*, TOPK.* and CF.* commands of sketch.so against RedisBloom 2.6.28's (PEER_MODULE, built outside the project), two servers under the same redis-benchmark load, which goes first alternating by round, in server time per call (INFO commandstats). The ratio is the median of the rounds' ratios; below 1, sketch takes less time."
     section_md modmem "Redis module memory per key: bench/module_memory.sh" \
         "The used_memory that a default \`BF.ADD key item\` key adds to Redis, a fresh server per measurement, the modules' rounds interleaved: \`SET ctl\` is a plain string key, what every key costs Redis itself; \`BF-ctl\` is what the filter costs. The peer is RedisBloom 2.6.28, built outside the project, when PEER_MODULE names it."
     section_md compressed "Compressed input: bench/compressed_bench.sh" \
