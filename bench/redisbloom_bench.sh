@@ -9,7 +9,8 @@
 # Usage: bench/redisbloom_bench.sh BUILD_DIR REDISBLOOM_SO
 #   REDISBLOOM_SO: RedisBloom v2.6.28's redisbloom.so, built beside the
 #   project as ../shared/reference/redisbloom-build.md says.
-# Environment: CLIENTS (8), PIPELINE (32), REQUESTS (500000), ROUNDS (5).
+# Environment: CLIENTS (8), PIPELINE (32), REQUESTS (500000), ROUNDS (5),
+#   FAMILIES ("cms topk cf": the commands' families to time).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -20,6 +21,7 @@ clients=${CLIENTS:-8}
 pipeline=${PIPELINE:-32}
 requests=${REQUESTS:-500000}
 rounds=${ROUNDS:-5}
+families=" ${FAMILIES:-cms topk cf} "
 [ -f "$module" ] || { echo "redisbloom_bench: $module not found; build first" >&2; exit 2; }
 [ -f "$redisbloom" ] || { echo "redisbloom_bench: give RedisBloom's redisbloom.so" >&2; exit 2; }
 
@@ -130,9 +132,11 @@ echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //
 echo "load:    redis-benchmark -c $clients -P $pipeline -r 1000000, $rounds rounds, servers alternating"
 echo
 : > "$work/rounds"
+timed() { [[ $families == *" ${1%%.*} "* ]]; }
 for round in $(seq "$rounds"); do
     for i in "${!benches[@]}"; do
         IFS='|' read -r name n args <<< "${benches[$i]}"
+        timed "$name" || continue
         # shellcheck disable=SC2086
         if [ $((round % 2)) = 1 ]; then
             sk=$(usec "$sk_port" "$n" "$name" $args)
@@ -148,6 +152,7 @@ done
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 printf '%-28s %14s %16s %22s\n' "command" "sketch usec" "RedisBloom usec" "median sketch/RB"
 for i in "${!benches[@]}"; do
+    timed "${benches[$i]%%|*}" || continue
     sk=$(awk -v i="$i" '$1 == i { print $2 }' "$work/rounds" | median)
     rb=$(awk -v i="$i" '$1 == i { print $3 }' "$work/rounds" | median)
     ratio=$(awk -v i="$i" '$1 == i { print $2 / $3 }' "$work/rounds" | median)

@@ -13,7 +13,6 @@
  * chunks (refuse_restoring, bf_type.c); the chunk that completes the dump
  * checks every sum, and a mismatch drops the key, on replicas too.
  */
-#include <stdio.h>
 
 #include "bf_commands.h"
 #include "bf_type.h"
@@ -68,12 +67,7 @@ static int load_header(RedisModuleCtx *ctx, RedisModuleKey *key, const char *dat
     uint64_t limit = key_limit(ctx);
     int rc = sk_bloom_restore_begin(&restored, data, len, &header_len, &module_allocator, limit);
     if (rc == SK_EBUDGET) {
-        char message[160];
-        snprintf(message, sizeof message,
-                 "ERR the filter would take more than the module's MAX-KEY-MEMORY of %llu "
-                 "bytes",
-                 (unsigned long long)limit);
-        RM_ReplyWithError(ctx, message);
+        reply_over_key_limit(ctx, limit);
         return RM_ERR;
     }
     if (rc == SK_OK && header_len != len) {

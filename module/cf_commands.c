@@ -15,11 +15,12 @@
  *   CF.EXPORT key    CF.IMPORT key bytes
  *
  * A key holds an sk_cuckoo (cf_type.c) in Redis's memory, created and
- * grown within the key's limit. Adds replicate as CF.INSERT of the items
- * that went in (with CAPACITY when the command created the filter), since
- * an item refused for the key's limit or CF_MAX_EXPANSIONS on the primary
- * must not go in on a replica, whose limits may differ; what else writes
- * is deterministic and replicates verbatim.
+ * grown within the key's limit. An add that some items did not go in
+ * replicates as CF.INSERT of those that did (with CAPACITY when the command
+ * created the filter), since an item refused for the key's limit or
+ * CF_MAX_EXPANSIONS on the primary must not go in on a replica, whose
+ * limits may differ; what else writes is deterministic and replicates
+ * verbatim.
  */
 #include <stdio.h>
 #include <string.h>
@@ -33,12 +34,25 @@
 #define DEFAULT_BUCKET_SIZE 2
 #define DEFAULT_MAX_ITERATIONS 20
 #define DEFAULT_EXPANSION 1
+#define APPLIED_ON_STACK 64 /* items an add keeps track of without allocating */
 #define HEADER_BYTES 40    /* CF.INFO's Size, RedisBloom's measure: its filter's header, */
 #define SUBFILTER_BYTES 16 /* a descriptor per sub-filter, and the slots */
 
 static int resp3(RedisModuleCtx *ctx)
 {
     return (RM_GetContextFlags(ctx) & RM_CTX_FLAGS_RESP3) != 0;
+}
+
+/* Closes the key of a filter whose restore has not finished, after
+ * replying that it is; 0 for any other. */
+static int refuse_restoring(RedisModuleCtx *ctx, RedisModuleKey *key, const sk_cuckoo *c)
+{
+    if (c == NULL || !sk_cuckoo_restoring(c))
+        return 0;
+    RM_CloseKey(key);
+    RM_ReplyWithError(ctx, "ERR the filter is being restored: CF.LOADCHUNK its remaining "
+                           "chunks first");
+    return 1;
 }
 
 /* See cf_commands.h. */
@@ -49,13 +63,7 @@ int cf_open(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisModuleK
     if (blob_open(ctx, name, mode, cf_type, key, &value) != RM_OK)
         return RM_ERR;
     *c = value;
-    if (*c != NULL && sk_cuckoo_restoring(*c)) {
-        RM_CloseKey(*key);
-        RM_ReplyWithError(ctx, "ERR the filter is being restored: CF.LOADCHUNK its remaining "
-                               "chunks first");
-        return RM_ERR;
-    }
-    return RM_OK;
+    return refuse_restoring(ctx, *key, *c) ? RM_ERR : RM_OK;
 }
 
 /* A filter of these settings within the key's limit, or NULL after
@@ -156,9 +164,9 @@ struct insert_options {
 };
 
 /* The answer for one item; 0 to go on, -1 when the command ends on it. */
-static int reply_insert(RedisModuleCtx *ctx, const struct insert_options *o, int rc)
+static int reply_insert(RedisModuleCtx *ctx, const struct insert_options *o, int resp3, int rc)
 {
-    int as_bool = resp3(ctx) && (!o->nx || !o->multi);
+    int as_bool = resp3 && (!o->nx || !o->multi);
     if (rc == 1 || rc == 0) {
         if (as_bool)
             RM_ReplyWithBool(ctx, rc);
@@ -170,18 +178,25 @@ static int reply_insert(RedisModuleCtx *ctx, const struct insert_options *o, int
         RM_ReplyWithError(ctx, rc == SK_EFULL ? "Filter is full" : "Memory allocation failure");
         return -1;
     }
-    if (rc == SK_EFULL && resp3(ctx) && !o->nx)
+    if (rc == SK_EFULL && resp3 && !o->nx)
         RM_ReplyWithBool(ctx, 0);
     else
         RM_ReplyWithLongLong(ctx, -1);
     return 0;
 }
 
-/* What the command applied, as a command that applies the same: the items
- * that went in, on a filter created as this one was. */
+/* What the command applied, as a command that applies the same: itself
+ * when every item went in (the filter it creates has fixed settings, and a
+ * replica or a replay holds it to no limit), else the items that went in,
+ * on a filter created as this one was. */
 static void replicate_insert(RedisModuleCtx *ctx, RedisModuleString *name, int created,
-                             long long capacity, RedisModuleString **applied, size_t n)
+                             long long capacity, RedisModuleString **applied, size_t n,
+                             size_t asked)
 {
+    if (n == asked && n > 0) {
+        RM_ReplicateVerbatim(ctx);
+        return;
+    }
     char cap[24];
     snprintf(cap, sizeof cap, "%lld", capacity);
     if (n == 0 && created)
@@ -222,11 +237,14 @@ static int insert_items(RedisModuleCtx *ctx, RedisModuleString *name, RedisModul
     sk_cuckoo_get_info(c, &info);
     /* Growth within this command's limit: none for what the server
      * replays, which was applied where it first ran. */
-    sk_cuckoo_set_max_memory(c, key_limit(ctx));
-    int replayed = key_limit(ctx) == 0;
-    RedisModuleString **applied = n > 0 ? RM_TryAlloc(n * sizeof *applied) : NULL;
+    int flags = RM_GetContextFlags(ctx);
+    int replayed = (flags & (RM_CTX_FLAGS_REPLICATED | RM_CTX_FLAGS_LOADING)) != 0;
+    sk_cuckoo_set_max_memory(c, replayed ? 0 : (uint64_t)module_config.max_key_memory);
+    RedisModuleString *few[APPLIED_ON_STACK];
+    RedisModuleString **applied = n <= APPLIED_ON_STACK ? few : RM_TryAlloc(n * sizeof *applied);
     int refused = !replayed && info.filters >= module_config.cf_max_expansions;
-    if (refused || (n > 0 && applied == NULL)) {
+    size_t asked = n;
+    if (refused || applied == NULL) {
         RM_ReplyWithError(ctx, refused ? "Maximum expansions reached" : "Memory allocation failure");
         n = 0;
     } else if (o->multi) {
@@ -239,14 +257,15 @@ static int insert_items(RedisModuleCtx *ctx, RedisModuleString *name, RedisModul
         int rc = o->nx ? sk_cuckoo_add_unique(c, item, len) : sk_cuckoo_add(c, item, len);
         if (rc == 1)
             applied[went_in++] = items[i];
-        if (reply_insert(ctx, o, rc) < 0)
+        if (reply_insert(ctx, o, (flags & RM_CTX_FLAGS_RESP3) != 0, rc) < 0)
             break;
     }
     RM_CloseKey(key);
     if (created || went_in > 0)
         RM_NotifyKeyspaceEvent(ctx, RM_NOTIFY_GENERIC, o->multi ? "cf.insert" : "cf.add", name);
-    replicate_insert(ctx, name, created, o->capacity, applied, went_in);
-    RM_Free(applied);
+    replicate_insert(ctx, name, created, o->capacity, applied, went_in, asked);
+    if (applied != few)
+        RM_Free(applied);
     return RM_OK;
 }
 
@@ -317,25 +336,29 @@ static int cmd_check(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return RM_WrongArity(ctx);
     RedisModuleKey *key = RM_OpenKey(ctx, argv[1], RM_READ);
     sk_cuckoo *c = NULL;
-    if (RM_KeyType(key) == RM_KEYTYPE_MODULE && RM_ModuleTypeGetType(key) == cf_type) {
-        RM_CloseKey(key);
-        if (cf_open(ctx, argv[1], RM_READ, &key, &c) != RM_OK)
-            return RM_OK;
-    }
-    int as_bool = resp3(ctx) && !count;
+    if (RM_KeyType(key) == RM_KEYTYPE_MODULE && RM_ModuleTypeGetType(key) == cf_type)
+        c = RM_ModuleTypeGetValue(key);
+    if (refuse_restoring(ctx, key, c))
+        return RM_OK;
+    int as_bool = !count && resp3(ctx);
     if (multi)
         RM_ReplyWithArray(ctx, argc - 2);
     for (int at = 2; at < argc; at += BATCH) {
         int n = argc - at < BATCH ? argc - at : BATCH;
         const void *items[BATCH];
         size_t lens[BATCH];
-        uint8_t found[BATCH] = {0};
-        uint64_t counts[BATCH] = {0};
-        for (int i = 0; i < n; i++)
+        uint8_t found[BATCH];
+        uint64_t counts[BATCH];
+        for (int i = 0; i < n; i++) {
             items[i] = RM_StringPtrLen(argv[at + i], &lens[i]);
+            found[i] = 0;
+            counts[i] = 0;
+        }
         if (c != NULL && count)
             for (int i = 0; i < n; i++)
                 counts[i] = sk_cuckoo_count(c, items[i], lens[i]);
+        else if (c != NULL && n == 1)
+            found[0] = (uint8_t)sk_cuckoo_contains(c, items[0], lens[0]);
         else if (c != NULL)
             sk_cuckoo_contains_many(c, items, lens, (size_t)n, found);
         for (int i = 0; i < n; i++) {
@@ -362,9 +385,8 @@ static sk_cuckoo *open_filter(RedisModuleCtx *ctx, RedisModuleString *name, cons
         RM_ReplyWithError(ctx, missing);
         return NULL;
     }
-    RM_CloseKey(*key);
-    sk_cuckoo *c;
-    return cf_open(ctx, name, RM_READ | RM_WRITE, key, &c) == RM_OK ? c : NULL;
+    sk_cuckoo *c = RM_ModuleTypeGetValue(*key);
+    return refuse_restoring(ctx, *key, c) ? NULL : c;
 }
 
 static int cmd_del(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
@@ -394,10 +416,12 @@ static int cmd_compact(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     sk_cuckoo *c = open_filter(ctx, argv[1], "Cuckoo filter was not found", &key);
     if (c == NULL)
         return RM_OK;
-    sk_cuckoo_compact(c);
+    int changed = sk_cuckoo_compact(c);
     RM_CloseKey(key);
-    RM_NotifyKeyspaceEvent(ctx, RM_NOTIFY_GENERIC, "cf.compact", argv[1]);
-    RM_ReplicateVerbatim(ctx);
+    if (changed) {
+        RM_NotifyKeyspaceEvent(ctx, RM_NOTIFY_GENERIC, "cf.compact", argv[1]);
+        RM_ReplicateVerbatim(ctx);
+    }
     return RM_ReplyWithSimpleString(ctx, "OK");
 }
 
@@ -416,17 +440,28 @@ static sk_cuckoo *open_existing(RedisModuleCtx *ctx, RedisModuleString *name,
     return c;
 }
 
-static int cmd_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+/* The figures of `key` of CF.INFO and CF.DEBUG, or RM_ERR after replying
+ * why not. */
+static int info_of(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, sk_cuckoo_info *info)
 {
-    if (argc != 2)
-        return RM_WrongArity(ctx);
+    if (argc != 2) {
+        RM_WrongArity(ctx);
+        return RM_ERR;
+    }
     RedisModuleKey *key;
     sk_cuckoo *c = open_existing(ctx, argv[1], &key);
     if (c == NULL)
-        return RM_OK;
-    sk_cuckoo_info info;
-    sk_cuckoo_get_info(c, &info);
+        return RM_ERR;
+    sk_cuckoo_get_info(c, info);
     RM_CloseKey(key);
+    return RM_OK;
+}
+
+static int cmd_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    sk_cuckoo_info info;
+    if (info_of(ctx, argv, argc, &info) != RM_OK)
+        return RM_OK;
     const struct {
         const char *name;
         uint64_t value;
@@ -450,15 +485,9 @@ static int cmd_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 
 static int cmd_debug(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    if (argc != 2)
-        return RM_WrongArity(ctx);
-    RedisModuleKey *key;
-    sk_cuckoo *c = open_existing(ctx, argv[1], &key);
-    if (c == NULL)
-        return RM_OK;
     sk_cuckoo_info info;
-    sk_cuckoo_get_info(c, &info);
-    RM_CloseKey(key);
+    if (info_of(ctx, argv, argc, &info) != RM_OK)
+        return RM_OK;
     char text[192];
     int len = snprintf(text, sizeof text,
                        "bktsize:%u buckets:%llu items:%llu deletes:%llu filters:%u "

@@ -11,7 +11,6 @@
  * which does not send them, every piece replicates, so replicas end with
  * the same filter.
  */
-#include <stdio.h>
 
 #include "cf_commands.h"
 #include "cf_type.h"
@@ -74,12 +73,7 @@ static int load_header(RedisModuleCtx *ctx, RedisModuleKey *key, const char *dat
     sk_cuckoo *c;
     int rc = sk_cuckoo_restore_begin(&c, data, len, limit, &module_allocator);
     if (rc == SK_EBUDGET) {
-        char message[160];
-        snprintf(message, sizeof message,
-                 "ERR the filter would take more than the module's MAX-KEY-MEMORY of %llu "
-                 "bytes",
-                 (unsigned long long)limit);
-        RM_ReplyWithError(ctx, message);
+        reply_over_key_limit(ctx, limit);
         return RM_ERR;
     }
     if (rc != SK_OK) {

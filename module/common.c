@@ -2,6 +2,7 @@
 /* common.c: the helpers the command files share (see common.h). */
 #include "common.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -20,6 +21,15 @@ int reply_status(RedisModuleCtx *ctx, int status)
     strncpy(message + sizeof prefix - 1, sk_strerror(status),
             sizeof message - sizeof prefix);
     message[sizeof message - 1] = '\0';
+    return RM_ReplyWithError(ctx, message);
+}
+
+int reply_over_key_limit(RedisModuleCtx *ctx, uint64_t limit)
+{
+    char message[160];
+    snprintf(message, sizeof message,
+             "ERR the filter would take more than the module's MAX-KEY-MEMORY of %llu bytes",
+             (unsigned long long)limit);
     return RM_ReplyWithError(ctx, message);
 }
 

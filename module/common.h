@@ -30,6 +30,10 @@ uint64_t key_limit(RedisModuleCtx *ctx);
 /* Replies "ERR <reason>" for a library status code. */
 int reply_status(RedisModuleCtx *ctx, int status);
 
+/* Replies that a filter restored from a dump's header would pass `limit`,
+ * the key's MAX-KEY-MEMORY. */
+int reply_over_key_limit(RedisModuleCtx *ctx, uint64_t limit);
+
 /* A command to register: its name in lower case, as RedisBloom registers
  * its own (the server names a command in its arity errors as it was
  * registered), and its flags; its keys are its first argument, or its key

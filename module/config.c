@@ -24,6 +24,7 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,8 +150,7 @@ int config_load(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         } else if (name_is(name, nlen, "EXPANSION", "bf-expansion-factor")) {
             ok = parse_long(value, vlen, 0, SK_BLOOM_MAX_EXPANSION, &module_config.bf_expansion);
         } else if (name_is(name, nlen, "CF_MAX_EXPANSIONS", "cf-max-expansions")) {
-            ok = parse_long(value, vlen, 1, SK_CUCKOO_MAX_FILTERS,
-                            &module_config.cf_max_expansions);
+            ok = parse_long(value, vlen, 1, LLONG_MAX, &module_config.cf_max_expansions);
         } else if (nlen > 3 && (strncasecmp(name, "CF_", 3) == 0 || strncasecmp(name, "cf-", 3) == 0)) {
             RM_Log(ctx, "warning", "sketch: %.*s ignored: Cuckoo filters take RedisBloom 2.6's "
                    "defaults", (int)nlen, name);
@@ -163,8 +163,8 @@ int config_load(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
             RM_Log(ctx, "warning",
                    "sketch: bad value for %.*s (MAX-KEY-MEMORY takes a size such as 512mb, "
                    "ERROR_RATE a rate in [1e-15, 1), INITIAL_SIZE 1 to 2^30, EXPANSION 0 to %d, "
-                   "CF_MAX_EXPANSIONS 1 to %d)",
-                   (int)nlen, name, SK_BLOOM_MAX_EXPANSION, SK_CUCKOO_MAX_FILTERS);
+                   "CF_MAX_EXPANSIONS at least 1)",
+                   (int)nlen, name, SK_BLOOM_MAX_EXPANSION);
             return RM_ERR;
         }
     }
@@ -225,8 +225,8 @@ int config_register(RedisModuleCtx *ctx)
                                  RM_CONFIG_DEFAULT, 0, SK_BLOOM_MAX_EXPANSION, get_numeric,
                                  set_numeric, NULL, &module_config.bf_expansion) != RM_OK ||
         RM_RegisterNumericConfig(ctx, "cf-max-expansions", module_config.cf_max_expansions,
-                                 RM_CONFIG_DEFAULT, 1, SK_CUCKOO_MAX_FILTERS, get_numeric,
-                                 set_numeric, NULL, &module_config.cf_max_expansions) != RM_OK) {
+                                 RM_CONFIG_DEFAULT, 1, LLONG_MAX, get_numeric, set_numeric, NULL,
+                                 &module_config.cf_max_expansions) != RM_OK) {
         RM_Log(ctx, "warning", "sketch: the server refused the module's configs");
         return RM_ERR;
     }

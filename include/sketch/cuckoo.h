@@ -36,7 +36,7 @@ typedef struct sk_cuckoo sk_cuckoo;
 #define SK_CUCKOO_MAX_ITERATIONS 65535
 #define SK_CUCKOO_MAX_EXPANSION 32768
 #define SK_CUCKOO_MAX_FILTERS 65535
-#define SK_CUCKOO_MAX_BUCKETS (UINT64_C(1) << 56) /* of one sub-filter */
+#define SK_CUCKOO_MAX_BUCKETS (UINT64_C(1) << 55) /* of one sub-filter, as RedisBloom's */
 
 /* Zeroed fields but capacity take the defaults: buckets of 2, 20 moves
  * before an add gives up on a full sub-filter, and a fixed size. */
@@ -74,8 +74,9 @@ SK_API uint64_t sk_cuckoo_count(const sk_cuckoo *c, const void *data, size_t len
 /* 1 if a copy of the item's fingerprint went, 0 if none was there. */
 SK_API int sk_cuckoo_delete(sk_cuckoo *c, const void *data, size_t len);
 /* Moves fingerprints into older sub-filters, freeing the newest ones it
- * empties (deletes do this on their own past 10% of the items). */
-SK_API void sk_cuckoo_compact(sk_cuckoo *c);
+ * empties (deletes do this on their own past 10% of the items): 1 if
+ * anything changed, the count of deletes included, else 0. */
+SK_API int sk_cuckoo_compact(sk_cuckoo *c);
 
 typedef struct sk_cuckoo_info {
     uint64_t buckets;   /* of the first sub-filter */
@@ -103,8 +104,10 @@ SK_API void sk_cuckoo_dump_header(const sk_cuckoo *c, uint8_t out[SK_CUCKOO_DUMP
 SK_API int sk_cuckoo_dump_piece(const sk_cuckoo *c, uint64_t *iterator, size_t max,
                                 const void **piece, size_t *len);
 /* A filter from a dump's header, restoring until its last byte comes:
- * until then sk_cuckoo_restoring() is 1 and it takes only the pieces, each
- * with the iterator it came with, in order. */
+ * until then sk_cuckoo_restoring() is 1, adds and deletes are refused
+ * (SK_EINCOMPAT), queries answer from the slots come so far, and it takes
+ * the pieces, each with the iterator it came with, in order, each within
+ * one sub-filter. */
 SK_API int sk_cuckoo_restore_begin(sk_cuckoo **out, const void *header, size_t len,
                                    uint64_t max_memory, const sk_allocator *allocator);
 SK_API int sk_cuckoo_restore_piece(sk_cuckoo *c, uint64_t iterator, const void *piece,

@@ -304,8 +304,8 @@ _Static_assert(SK_TOPK_ENTRY_SIZE == SK_TOPK_ENTRY_OFF_LEN + 4, "then the next e
  *           SK_CUCKOO_MAX_EXPANSION
  *    16  4  max iterations, 1..SK_CUCKOO_MAX_ITERATIONS
  *    20  4  0
- *    24  8  buckets N of the first sub-filter, a power of 2 up to
- *           SK_CUCKOO_MAX_BUCKETS; sub-filter i has N e^i
+ *    24  8  buckets N of the first sub-filter, a power of 2; sub-filter i
+ *           has N e^i, at most SK_CUCKOO_MAX_BUCKETS
  *    32  8  items (added less deleted)
  *    40  8  deletes since the last compaction
  *    48  8  bytes of slots a restore has brought so far; all of them when

@@ -537,7 +537,7 @@ uint64_t sk_cuckoo_count(const sk_cuckoo *c, const void *data, size_t len)
 
 /* Moves what it can of sub-filter k into free slots of older ones: 1 if
  * it moved everything (then the newest is freed when it is k). */
-static int compact_one(sk_cuckoo *c, uint32_t k)
+static int compact_one(sk_cuckoo *c, uint32_t k, int *changed)
 {
     struct sk__cuckoo_sub *sub = &c->subs[k];
     const uint32_t b = c->bucket_size;
@@ -557,6 +557,7 @@ static int compact_one(sk_cuckoo *c, uint32_t k)
             }
             *home = fp;
             *slot = 0;
+            *changed = 1;
         }
     }
     if (all_moved && k == c->filters - 1)
@@ -565,19 +566,21 @@ static int compact_one(sk_cuckoo *c, uint32_t k)
 }
 
 /* Compacts from the newest sub-filter down; without keep_going it stops
- * at the first it cannot empty, since older ones then cannot be freed. */
-static void compact(sk_cuckoo *c, int keep_going)
+ * at the first it cannot empty, since older ones then cannot be freed.
+ * 1 if a fingerprint moved or the count of deletes went to 0. */
+static int compact(sk_cuckoo *c, int keep_going)
 {
+    int changed = c->deletes != 0;
     for (uint32_t k = c->filters; --k > 0;)
-        if (!compact_one(c, k) && !keep_going)
+        if (!compact_one(c, k, &changed) && !keep_going)
             break;
     c->deletes = 0;
+    return changed;
 }
 
-void sk_cuckoo_compact(sk_cuckoo *c)
+int sk_cuckoo_compact(sk_cuckoo *c)
 {
-    if (c != NULL && !sk_cuckoo_restoring(c))
-        compact(c, 1);
+    return c != NULL && !sk_cuckoo_restoring(c) ? compact(c, 1) : 0;
 }
 
 int sk_cuckoo_delete(sk_cuckoo *c, const void *data, size_t len)

@@ -7,9 +7,10 @@
  *
  * A dump's iterator is one more than the slot offset where the next piece
  * starts; a piece ends at its sub-filter's end, so that each piece is one
- * array's bytes. A restore takes pieces in order (a piece may repeat what
- * came before, as a retried one does), and is complete when the last slot
- * has come.
+ * array's bytes, and a restore refuses one that is not, as RedisBloom's
+ * does. A restore takes pieces in order (a piece may repeat what came
+ * before, as a retried one does), and is complete when the last slot has
+ * come.
  */
 #include <string.h>
 
@@ -228,15 +229,11 @@ int sk_cuckoo_restore_piece(sk_cuckoo *c, uint64_t iterator, const void *piece, 
     uint64_t start = iterator - 1 - len;
     if (start > c->restored || iterator - 1 > total)
         return SK_ECORRUPT;
-    const uint8_t *p = piece;
     uint64_t within = start;
     int i = locate(c, &within);
-    for (size_t done = 0; done < len; i++, within = 0) {
-        uint64_t room = c->subs[i].buckets * c->bucket_size - within;
-        size_t n = room < len - done ? (size_t)room : len - done;
-        memcpy(c->subs[i].slots + within, p + done, n);
-        done += n;
-    }
+    if (len > c->subs[i].buckets * c->bucket_size - within)
+        return SK_ECORRUPT; /* it crosses into the next sub-filter */
+    memcpy(c->subs[i].slots + within, piece, len);
     uint64_t at = start + len;
     if (at > c->restored)
         c->restored = at;

@@ -161,7 +161,12 @@ static void test_no_false_negative_after_deletes(void **state)
     }
     /* A deleted item is found only through another's fingerprint. */
     assert_true(deleted_found < (n / 3) / 5);
-    sk_cuckoo_compact(c);
+    /* a pass can free room that a later pass fills; then nothing moves */
+    int passes = 0;
+    while (sk_cuckoo_compact(c) && passes < 20)
+        passes++;
+    assert_true(passes >= 1 && passes < 20);
+    assert_int_equal(sk_cuckoo_compact(c), 0);
     for (uint64_t i = 1; i < n; i += 3) {
         size_t len = item(buf, "k", i);
         assert_true(sk_cuckoo_contains(c, buf, len));
@@ -417,6 +422,15 @@ static void test_dump_and_restore(void **state)
     assert_int_equal(sk_cuckoo_restore_piece(r, 3, "abc", 3), SK_ECORRUPT);
     assert_int_equal(sk_cuckoo_restore_piece(r, 1, "", 0), SK_ECORRUPT);
     assert_int_equal(sk_cuckoo_restore_piece(r, UINT64_MAX, "abc", 3), SK_ECORRUPT);
+    /* a piece that runs from one sub-filter into the next, as RedisBloom refuses */
+    sk_cuckoo_info info;
+    sk_cuckoo_get_info(c, &info);
+    uint8_t *first = calloc(1, info.buckets * 2 + 1);
+    assert_int_equal(sk_cuckoo_restore_piece(r, info.buckets * 2 + 2, first, info.buckets * 2 + 1),
+                     SK_ECORRUPT);
+    assert_int_equal(sk_cuckoo_restore_piece(r, info.buckets * 2 + 1, first, info.buckets * 2),
+                     SK_OK);
+    free(first);
     sk_cuckoo_free(r);
     /* headers out of range, and a budget */
     struct { size_t off; uint8_t value; } bad[] = {
