@@ -438,6 +438,8 @@ static int kick_in(sk_cuckoo *c, uint64_t hash, uint8_t fp)
 static int insert(sk_cuckoo *c, uint64_t hash, uint8_t fp)
 {
     uint64_t i2 = alt_bucket(fp, hash);
+    /* The second bucket's miss overlaps the first's when the first is full. */
+    __builtin_prefetch(slot_of(c, &c->subs[c->filters - 1], i2));
     for (;;) {
         for (uint32_t k = c->filters; k-- > 0;) {
             uint8_t *slot = sub_find(c, &c->subs[k], hash, i2, 0);
@@ -477,7 +479,8 @@ static int contains_hash(const sk_cuckoo *c, uint64_t hash)
     uint64_t i2 = alt_bucket(fp, hash);
     for (uint32_t k = 0; k < c->filters; k++) {
         const struct sk__cuckoo_sub *sub = &c->subs[k];
-        if (bucket_has(slot_of(c, sub, hash), c->bucket_size, fp) ||
+        /* Both buckets read without a branch between, so their misses overlap. */
+        if (bucket_has(slot_of(c, sub, hash), c->bucket_size, fp) |
             bucket_has(slot_of(c, sub, i2), c->bucket_size, fp))
             return 1;
     }
