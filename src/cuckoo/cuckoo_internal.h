@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cuckoo_internal.h: the cuckoo filter's object, shared by its operations
- * (cuckoo.c) and its serialized forms (cuckoo_format.c). Internal.
+ * (cuckoo.c), its memory (cuckoo_memory.c) and its serialized forms
+ * (cuckoo_format.c). Internal.
  */
 #ifndef SKETCH_CUCKOO_INTERNAL_H
 #define SKETCH_CUCKOO_INTERNAL_H
@@ -40,6 +41,13 @@ struct sk_cuckoo {
 int sk__cuckoo_alloc(sk_cuckoo **out, uint64_t buckets, uint32_t bucket_size,
                      uint32_t max_iterations, uint32_t expansion, uint32_t filters,
                      uint64_t max_memory, const sk_allocator *a);
+
+/* Adds sub-filter number c->filters, of its size, within the budget
+ * (SK_ETOOLARGE, SK_EBUDGET, SK_ENOMEM: the filter unchanged). */
+int sk__cuckoo_grow(sk_cuckoo *c);
+/* Drops the newest sub-filter; its array goes, the table keeps its entry
+ * for the next growth. */
+void sk__cuckoo_drop_newest(sk_cuckoo *c);
 
 /* The buckets of sub-filter i of a filter whose first has `buckets`: 0 if
  * past SK_CUCKOO_MAX_BUCKETS. */
