@@ -155,9 +155,17 @@ void sk_cuckoo_dump_header(const sk_cuckoo *c, uint8_t out[SK_CUCKOO_DUMP_HEADER
 }
 
 /* The sub-filter holding slot offset *at, which becomes the offset within
- * it; -1 past the last. */
+ * it; -1 past the last. Sub-filters of one size are found by a division;
+ * growing ones number at most 56 before they pass SK_CUCKOO_MAX_BUCKETS. */
 static int locate(const sk_cuckoo *c, uint64_t *at)
 {
+    if (c->expansion <= 1) {
+        uint64_t bytes = c->buckets * c->bucket_size, i = *at / bytes;
+        if (i >= c->filters)
+            return -1;
+        *at -= i * bytes;
+        return (int)i;
+    }
     for (uint32_t i = 0; i < c->filters; i++) {
         uint64_t bytes = c->subs[i].buckets * c->bucket_size;
         if (*at < bytes)
