@@ -60,12 +60,7 @@ static struct bloom_params default_params(void)
 
 static int reply_too_large(RedisModuleCtx *ctx, uint64_t bytes)
 {
-    char message[160];
-    snprintf(message, sizeof message,
-             "ERR the filter would take %llu bytes, more than the module's "
-             "MAX-KEY-MEMORY of %lld",
-             (unsigned long long)bytes, module_config.max_key_memory);
-    return RM_ReplyWithError(ctx, message);
+    return reply_over_key_limit(ctx, "ERR ", "filter", bytes);
 }
 
 /* The options of a new filter, in Redis's memory, created within `limit`

@@ -67,7 +67,7 @@ static int load_header(RedisModuleCtx *ctx, RedisModuleKey *key, const char *dat
     uint64_t limit = key_limit(ctx);
     int rc = sk_bloom_restore_begin(&restored, data, len, &header_len, &module_allocator, limit);
     if (rc == SK_EBUDGET) {
-        reply_over_key_limit(ctx, limit);
+        reply_over_key_limit(ctx, "ERR ", "filter", 0);
         return RM_ERR;
     }
     if (rc == SK_OK && header_len != len) {

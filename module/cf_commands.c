@@ -79,15 +79,10 @@ static sk_cuckoo *create_filter(RedisModuleCtx *ctx, long long capacity, long lo
     int rc = sk_cuckoo_create(&c, &o);
     if (rc == SK_OK)
         return c;
-    char message[160];
     if (rc == SK_EBUDGET)
-        snprintf(message, sizeof message,
-                 "ERR the filter would take %llu bytes, more than the module's "
-                 "MAX-KEY-MEMORY of %lld",
-                 (unsigned long long)sk_cuckoo_create_memory(&o), module_config.max_key_memory);
+        reply_over_key_limit(ctx, "ERR ", "filter", sk_cuckoo_create_memory(&o));
     else
-        snprintf(message, sizeof message, "ERR Insufficient memory to create filter");
-    RM_ReplyWithError(ctx, message);
+        RM_ReplyWithError(ctx, "ERR Insufficient memory to create filter");
     return NULL;
 }
 

@@ -73,7 +73,7 @@ static int load_header(RedisModuleCtx *ctx, RedisModuleKey *key, const char *dat
     sk_cuckoo *c;
     int rc = sk_cuckoo_restore_begin(&c, data, len, limit, &module_allocator);
     if (rc == SK_EBUDGET) {
-        reply_over_key_limit(ctx, limit);
+        reply_over_key_limit(ctx, "ERR ", "filter", 0);
         return RM_ERR;
     }
     if (rc != SK_OK) {

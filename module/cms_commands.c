@@ -53,13 +53,12 @@ static sk_cms *create_sketch(RedisModuleCtx *ctx, sk_cms_options o)
     int rc = sk_cms_create(&c, &o);
     if (rc == SK_OK)
         return c;
+    if (rc == SK_EBUDGET) {
+        reply_over_key_limit(ctx, "CMS: ", "sketch", sk_cms_create_memory(&o));
+        return NULL;
+    }
     char message[160];
-    if (rc == SK_EBUDGET)
-        snprintf(message, sizeof message,
-                 "CMS: the sketch would take %llu bytes, more than the module's "
-                 "MAX-KEY-MEMORY of %lld",
-                 (unsigned long long)sk_cms_create_memory(&o), module_config.max_key_memory);
-    else if (rc == SK_ETOOLARGE)
+    if (rc == SK_ETOOLARGE)
         snprintf(message, sizeof message, "CMS: the sketch would have more than 2^32 counters");
     else if (rc == SK_ENOMEM)
         snprintf(message, sizeof message, "CMS: Insufficient memory to create the key");

@@ -24,12 +24,18 @@ int reply_status(RedisModuleCtx *ctx, int status)
     return RM_ReplyWithError(ctx, message);
 }
 
-int reply_over_key_limit(RedisModuleCtx *ctx, uint64_t limit)
+int reply_over_key_limit(RedisModuleCtx *ctx, const char *prefix, const char *what,
+                         uint64_t bytes)
 {
-    char message[160];
-    snprintf(message, sizeof message,
-             "ERR the filter would take more than the module's MAX-KEY-MEMORY of %llu bytes",
-             (unsigned long long)limit);
+    char message[192];
+    if (bytes == 0)
+        snprintf(message, sizeof message,
+                 "%sthe %s would take more than the module's MAX-KEY-MEMORY of %lld bytes",
+                 prefix, what, module_config.max_key_memory);
+    else
+        snprintf(message, sizeof message,
+                 "%sthe %s would take %llu bytes, more than the module's MAX-KEY-MEMORY of %lld",
+                 prefix, what, (unsigned long long)bytes, module_config.max_key_memory);
     return RM_ReplyWithError(ctx, message);
 }
 

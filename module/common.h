@@ -30,9 +30,11 @@ uint64_t key_limit(RedisModuleCtx *ctx);
 /* Replies "ERR <reason>" for a library status code. */
 int reply_status(RedisModuleCtx *ctx, int status);
 
-/* Replies that a filter restored from a dump's header would pass `limit`,
- * the key's MAX-KEY-MEMORY. */
-int reply_over_key_limit(RedisModuleCtx *ctx, uint64_t limit);
+/* Replies that a new value would pass the key's MAX-KEY-MEMORY:
+ * "<prefix>the <what> would take <bytes> bytes, more than ...", or without
+ * its size when bytes is 0 (a restore's header does not say it). */
+int reply_over_key_limit(RedisModuleCtx *ctx, const char *prefix, const char *what,
+                         uint64_t bytes);
 
 /* A command to register: its name in lower case, as RedisBloom registers
  * its own (the server names a command in its arity errors as it was

@@ -65,13 +65,12 @@ static sk_topk *create_sketch(RedisModuleCtx *ctx, sk_topk_options o)
     int rc = sk_topk_create(&t, &o);
     if (rc == SK_OK)
         return t;
+    if (rc == SK_EBUDGET) {
+        reply_over_key_limit(ctx, "TopK: ", "sketch", sk_topk_create_memory(&o));
+        return NULL;
+    }
     char message[160];
-    if (rc == SK_EBUDGET)
-        snprintf(message, sizeof message,
-                 "TopK: the sketch would take %llu bytes, more than the module's "
-                 "MAX-KEY-MEMORY of %lld",
-                 (unsigned long long)sk_topk_create_memory(&o), module_config.max_key_memory);
-    else if (rc == SK_ETOOLARGE)
+    if (rc == SK_ETOOLARGE)
         snprintf(message, sizeof message,
                  "TopK: k is at most %u, width x depth at most 2^32", SK_TOPK_MAX_K);
     else
