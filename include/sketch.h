@@ -14,6 +14,9 @@
 #include "sketch/bloom_extra.h"
 #include "sketch/cms.h"
 #include "sketch/topk.h"
+#include "sketch/frequent.h"
 #include "sketch/cuckoo.h"
+#include "sketch/tdigest.h"
+#include "sketch/tdigest_extra.h"
 
 #endif

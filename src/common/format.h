@@ -352,6 +352,49 @@ _Static_assert(SK_CUCKOO_OFF_BUCKETS == SK_CUCKOO_OFF_RESERVED2 + 4, "4 reserved
 _Static_assert(SK_CUCKOO_HEADER_SIZE == SK_CUCKOO_OFF_CHECKSUM + 8, "then the slots");
 _Static_assert(SK_CUCKOO_DUMP_SIZE == SK_CUCKOO_DUMP_OFF_EXPANSION + 2, "RedisBloom's 38 bytes");
 
+/* ---- t-digests, version 1 (docs/tdigest-format.md) -------------------------
+ *
+ *     0  4  magic "SKTD"
+ *     4  1  format version, 1
+ *     5  3  0
+ *     8  4  compression c, 1..SK_TDIGEST_MAX_COMPRESSION
+ *    12  4  centroids m
+ *    16  4  buffered values u; m + u <= 6c + 10
+ *    20  4  0
+ *    24  8  compressions so far, >= 0
+ *    32  8  weight of the centroids, >= 0
+ *    40  8  weight of the buffer, the sum of its weights
+ *    48  8  minimum, an IEEE 754 double's bits (DBL_MAX while empty)
+ *    56  8  maximum (-DBL_MAX while empty)
+ *    64  8  checksum: XXH3-64 (seed 0) of bytes 0..63 followed by the nodes
+ *    72     the nodes, m centroids sorted by mean then u buffered values:
+ *           each a mean (a finite double's bits) and a weight (>= 1), 8 + 8
+ */
+#define SK_TDIGEST_MAGIC "SKTD"
+#define SK_TDIGEST_VERSION 1
+#define SK_TDIGEST_OFF_MAGIC 0
+#define SK_TDIGEST_OFF_VERSION 4
+#define SK_TDIGEST_OFF_RESERVED 5
+#define SK_TDIGEST_OFF_COMPRESSION 8
+#define SK_TDIGEST_OFF_MERGED 12
+#define SK_TDIGEST_OFF_UNMERGED 16
+#define SK_TDIGEST_OFF_RESERVED2 20
+#define SK_TDIGEST_OFF_COMPRESSIONS 24
+#define SK_TDIGEST_OFF_MERGED_WEIGHT 32
+#define SK_TDIGEST_OFF_UNMERGED_WEIGHT 40
+#define SK_TDIGEST_OFF_MIN 48
+#define SK_TDIGEST_OFF_MAX 56
+#define SK_TDIGEST_OFF_CHECKSUM 64
+#define SK_TDIGEST_HEADER_SIZE 72
+#define SK_TDIGEST_NODE_SIZE 16
+#define SK_TDIGEST_NODE_OFF_MEAN 0
+#define SK_TDIGEST_NODE_OFF_WEIGHT 8
+
+_Static_assert(SK_TDIGEST_OFF_COMPRESSION == SK_TDIGEST_OFF_RESERVED + 3, "3 reserved bytes");
+_Static_assert(SK_TDIGEST_OFF_COMPRESSIONS == SK_TDIGEST_OFF_RESERVED2 + 4, "4 reserved bytes");
+_Static_assert(SK_TDIGEST_HEADER_SIZE == SK_TDIGEST_OFF_CHECKSUM + 8, "then the nodes");
+_Static_assert(SK_TDIGEST_NODE_SIZE == SK_TDIGEST_NODE_OFF_WEIGHT + 8, "then the next node");
+
 /* ---- Redis's HyperLogLog strings -----------------------------------------
  *
  *     0  4  "HYLL"
