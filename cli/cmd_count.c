@@ -144,7 +144,7 @@ static void count_option(void *ctx, int c, const char *value, const char *long_n
     case 'j': cli->threads = (int)parse_uint(value, "threads", 1, 256); break;
     case 'v': cli->verbose = 1; break;
     case 'B':
-        parse_by_fields(value, &cli->groups);
+        parse_by_fields("count", value, &cli->groups);
         cli->grouped = 1;
         break;
     case 'T':

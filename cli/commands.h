@@ -6,6 +6,7 @@
 #define SKETCH_CLI_COMMANDS_H
 
 int cmd_count(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 int cmd_hll(int argc, char **argv);
 int cmd_bloom(int argc, char **argv);
 

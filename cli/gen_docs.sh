@@ -45,6 +45,10 @@ version=$("$sketch" --version | cut -d' ' -f2)
     echo ".nf"
     "$sketch" count --help | roff_text
     echo ".fi"
+    echo ".SH SKETCH TOP"
+    echo ".nf"
+    "$sketch" top --help | roff_text
+    echo ".fi"
     for group in $groups; do
         for sub in $(subcommands_of "$group"); do
             echo ".SH SKETCH $(echo "$group $sub" | tr a-z A-Z)"
@@ -72,9 +76,10 @@ version=$("$sketch" --version | cut -d' ' -f2)
         done
     done
     echo "    count\\ *) words=\"$(options_of "$sketch" count)\" ;;"
+    echo "    top\\ *) words=\"$(options_of "$sketch" top)\" ;;"
     echo "    esac"
     echo "    if [ \"\$COMP_CWORD\" -eq 1 ]; then"
-    echo "        COMPREPLY=(\$(compgen -W \"count $groups --help --version\" -- \"\$cur\"))"
+    echo "        COMPREPLY=(\$(compgen -W \"count top $groups --help --version\" -- \"\$cur\"))"
     for group in $groups; do
         echo "    elif [ \"\$COMP_CWORD\" -eq 2 ] && [ \"\${COMP_WORDS[1]}\" = $group ]; then"
         echo "        COMPREPLY=(\$(compgen -W \"$(subcommands_of "$group" | tr '\n' ' ')\" -- \"\$cur\"))"

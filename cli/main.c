@@ -19,6 +19,7 @@ static const char usage[] =
     "\n"
     "Commands:\n"
     "  count [FILE]...   estimated number of distinct lines (or fields) of the FILEs\n"
+    "  top [FILE]...     the most frequent lines (or fields) of the FILEs, with counts\n"
     "  hll COMMAND       HyperLogLog sketch files: add, count, merge, info, export, fold\n"
     "  bloom COMMAND     Bloom filter files: create, add, check, info, merge\n"
     "\n"
@@ -54,6 +55,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(command, "count") == 0)
         return cmd_count(argc - 1, argv + 1);
+    if (strcmp(command, "top") == 0)
+        return cmd_top(argc - 1, argv + 1);
     if (strcmp(command, "hll") == 0)
         return cmd_hll(argc - 1, argv + 1);
     if (strcmp(command, "bloom") == 0)

@@ -28,6 +28,7 @@ def help_of(sk, words):
 
 def all_words():
     yield ["count"]
+    yield ["top"]
     for group, subs in GROUPS.items():
         for sub in subs:
             yield [group, sub]
