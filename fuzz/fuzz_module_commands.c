@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * fuzz_module_commands.c: any sequence of BF.*, HLL.*, CMS.*, TOPK.* and CF.* commands with any
+ * fuzz_module_commands.c: any sequence of BF.*, HLL.*, CMS.*, TOPK.*, CF.* and TDIGEST.* commands with any
  * arguments, through the module's own command functions in the module
  * harness; SET stores a plain string (as a native PF key would be), DEL
  * removes a key.
@@ -22,7 +22,11 @@ static const char *const command_names[] = {
     "TOPK.INCRBY", "TOPK.QUERY", "TOPK.COUNT", "TOPK.LIST", "TOPK.INFO", "TOPK.EXPORT",
     "TOPK.IMPORT", "CF.RESERVE", "CF.ADD", "CF.ADDNX", "CF.INSERT", "CF.INSERTNX",
     "CF.EXISTS", "CF.MEXISTS", "CF.COUNT", "CF.DEL", "CF.COMPACT", "CF.SCANDUMP",
-    "CF.LOADCHUNK", "CF.INFO", "CF.DEBUG", "CF.EXPORT", "CF.IMPORT",
+    "CF.LOADCHUNK", "CF.INFO", "CF.DEBUG", "CF.EXPORT", "CF.IMPORT", "TDIGEST.CREATE",
+    "TDIGEST.ADD", "TDIGEST.RESET", "TDIGEST.MERGE", "TDIGEST.MIN", "TDIGEST.MAX",
+    "TDIGEST.QUANTILE", "TDIGEST.CDF", "TDIGEST.RANK", "TDIGEST.REVRANK", "TDIGEST.BYRANK",
+    "TDIGEST.BYREVRANK", "TDIGEST.TRIMMED_MEAN", "TDIGEST.INFO", "TDIGEST.COMPRESS",
+    "TDIGEST.EXPORT", "TDIGEST.IMPORT",
 };
 #define COMMANDS (sizeof command_names / sizeof command_names[0])
 
@@ -34,7 +38,8 @@ static const char *const tokens[] = {
     "ITEMS", "FILTERS", "SIZE", "EXPANSION", "capacity", "items", "", "a", "b", "c",
     "HYLL", "SKHL", "SKBF", "89", "137", "4097", "WEIGHTS", "SKCM", "4294967295",
     "4294967296", "WITHCOUNT", "SKTK", "100000", "100001", "BUCKETSIZE", "MAXITERATIONS",
-    "SKCF", "255", "32768", "65535",
+    "SKCF", "255", "32768", "65535", "COMPRESSION", "OVERRIDE", "SKTD", "357913939", "0.999",
+    "1.7976931348623157e308", "-1.7976931348623157e308",
 };
 #define TOKENS (sizeof tokens / sizeof tokens[0])
 #define MAX_ARGS 16

@@ -106,6 +106,21 @@ static inline void fuzz_fix_cuckoo_checksum(uint8_t *buf, size_t len)
     XXH3_freeState(state);
 }
 
+/* Sets the checksum of a serialized t-digest (docs/tdigest-format.md). */
+static inline void fuzz_fix_tdigest_checksum(uint8_t *buf, size_t len)
+{
+    if (len < SK_TDIGEST_HEADER_SIZE)
+        return;
+    XXH3_state_t *state = XXH3_createState();
+    if (state == NULL)
+        return;
+    XXH3_64bits_reset(state);
+    XXH3_64bits_update(state, buf, SK_TDIGEST_OFF_CHECKSUM);
+    XXH3_64bits_update(state, buf + SK_TDIGEST_HEADER_SIZE, len - SK_TDIGEST_HEADER_SIZE);
+    sk_store_le64(buf + SK_TDIGEST_OFF_CHECKSUM, XXH3_64bits_digest(state));
+    XXH3_freeState(state);
+}
+
 /* The layer count of a Bloom file or dump whose header and layer table are
  * all in buf, or 0. */
 static inline uint32_t fuzz_bloom_table_layers(const uint8_t *buf, size_t len)

@@ -5,7 +5,9 @@
  * cases: make_seeds DIR writes DIR/<target>/<name> (fuzz/corpus).
  *
  * Each seed is in its target's input layout (see the comment at the top of
- * each fuzz_*.c): usually a control byte of 0, then the bytes.
+ * each fuzz_*.c): usually a control byte of 0, then the bytes. The seeds
+ * of the count-min, top-k, Cuckoo and t-digest targets are in
+ * make_seeds_families.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -15,18 +17,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "make_seeds.h"
 #include "module_harness.h"
 #include "sketch.h"
 
 static const char *root;
 
-static void die(const char *what)
+void die(const char *what)
 {
     fprintf(stderr, "make_seeds: %s: %s\n", what, strerror(errno));
     exit(1);
 }
 
-static void seed(const char *target, const char *name, const void *prefix, size_t plen,
+void seed(const char *target, const char *name, const void *prefix, size_t plen,
                  const void *data, size_t len)
 {
     char path[4096];
@@ -251,12 +254,19 @@ static void module_seeds(void)
     cmd(15, cins);
     const char *cdel[] = {"CF.DEL", "cf", "a"};
     cmd(3, cdel);
+    const char *tdc[] = {"TDIGEST.CREATE", "td", "COMPRESSION", "5"};
+    cmd(4, tdc);
+    const char *tda[] = {"TDIGEST.ADD", "td", "1", "2", "2", "3", "5", "8", "13", "21", "34",
+                         "55", "89", "144", "233", "377"};
+    cmd(16, tda);
+    for (int i = 0; i < 3; i++)
+        cmd(16, tda);
 
     static const struct {
         int type;
         const char *key;
     } values[] = {{0, "bf"}, {0, "fixed"}, {1, "h4"}, {1, "h14"}, {2, "cm"}, {3, "tk"},
-                  {4, "cf"}};
+                  {4, "cf"}, {5, "td"}};
     for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
         void *v = harness_value(values[i].type, values[i].key);
         if (v == NULL)
@@ -265,7 +275,7 @@ static void module_seeds(void)
         harness_type(values[i].type)->rdb_save(HARNESS_IO(io), v);
         size_t len;
         const uint8_t *bytes = harness_io_bytes(io, &len);
-        static const uint8_t controls[] = {1, 0, 16, 32, 64};
+        static const uint8_t controls[] = {1, 0, 16, 32, 64, 128};
         const uint8_t control = controls[values[i].type];
         seed("module_rdb", values[i].key, &control, 1, bytes, len);
         harness_io_free(io);
@@ -370,6 +380,13 @@ static void module_seeds(void)
                                   25, 7, 2, 5, 0, 0, 52, 5, 6,  26, 1, 2,  27, 1, 2,
                                   23, 3, 2, 43, 54};
     seed("module_commands", "cms-commands", cms, sizeof cms, "", 0);
+    /* TDIGEST.CREATE, ADD, reads between adds, MERGE, INFO, COMPRESS */
+    static const uint8_t td[] = {54, 3, 0, 66, 12,  55, 8, 0, 4, 5, 6, 7, 12, 13, 19,
+                                 60, 3, 0, 19, 20,  55, 5, 0, 8, 9, 10, 11,  61, 2, 0, 4,
+                                 62, 2, 0, 5,  64, 2, 0, 4,  66, 3, 0, 17, 20,
+                                 57, 5, 1, 4, 0, 66, 6,  67, 1, 1,  68, 1, 0,  63, 2, 0, 6,
+                                 65, 2, 0, 3,  58, 1, 1};
+    seed("module_commands", "tdigest-commands", td, sizeof td, "", 0);
     /* CMS.IMPORT k2 <a serialized sketch>, then CMS.QUERY k2 a */
     sk_cms *c;
     uint64_t cap = 0;
@@ -440,125 +457,6 @@ static void lines_seeds(void)
         }
 }
 
-/* Count-min sketches: empty, with a few items, saturated, and a single
- * counter; the checksum control bit clear, so the seeds are as written. */
-static void topk_seeds(void)
-{
-    static const struct {
-        const char *name;
-        uint32_t k, width, depth;
-        unsigned adds;
-    } shapes[] = {{"empty", 3, 4, 2, 0}, {"collisions", 5, 8, 3, 400}, {"wide", 4, 64, 2, 60}};
-    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-        sk_topk *t;
-        sk_topk_options o = {.k = shapes[s].k, .width = shapes[s].width,
-                             .depth = shapes[s].depth};
-        if (sk_topk_create(&t, &o) != SK_OK)
-            die("sk_topk_create");
-        for (unsigned i = 0; i < shapes[s].adds; i++) {
-            char item[32];
-            snprintf(item, sizeof item, "item-%u", (i * i) % 23);
-            sk_topk_add(t, item, strlen(item), 1 + i % 4, NULL, NULL);
-        }
-        uint64_t cap = 0;
-        size_t len = 0;
-        uint8_t *buf = sk_topk_serialized_size(t, &cap) == SK_OK ? malloc(cap) : NULL;
-        if (buf == NULL || sk_topk_serialize(t, buf, cap, &len) != SK_OK)
-            die("sk_topk_serialize");
-        const uint8_t control = 0;
-        seed("topk", shapes[s].name, &control, 1, buf + 4, len - 4); /* the target puts the magic */
-        free(buf);
-        sk_topk_free(t);
-    }
-}
-
-/* Cuckoo filters in both of the target's forms, serialized and as
- * CF.SCANDUMP's header and pieces; and the same pieces for CF.LOADCHUNK. */
-static void cuckoo_seeds(void)
-{
-    static const struct {
-        const char *name;
-        uint64_t capacity;
-        uint32_t bucket_size, expansion;
-        unsigned adds;
-    } shapes[] = {{"empty", 16, 2, 1, 0}, {"grown", 32, 4, 2, 300}, {"full", 8, 1, 0, 40}};
-    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-        sk_cuckoo *c;
-        sk_cuckoo_options o = {.capacity = shapes[s].capacity,
-                               .bucket_size = shapes[s].bucket_size,
-                               .expansion = shapes[s].expansion};
-        if (sk_cuckoo_create(&c, &o) != SK_OK)
-            die("sk_cuckoo_create");
-        for (unsigned i = 0; i < shapes[s].adds; i++) {
-            char item[32];
-            snprintf(item, sizeof item, "item-%u", i);
-            sk_cuckoo_add(c, item, strlen(item));
-        }
-        uint64_t cap = 0;
-        size_t len = 0;
-        uint8_t *buf = sk_cuckoo_serialized_size(c, &cap) == SK_OK ? malloc(cap + 64) : NULL;
-        if (buf == NULL || sk_cuckoo_serialize(c, buf, cap, &len) != SK_OK)
-            die("sk_cuckoo_serialize");
-        uint8_t control = 0;
-        seed("cuckoo", shapes[s].name, &control, 1, buf + 4, len - 4); /* the target puts the magic */
-        /* header, then the slots as one record or two */
-        size_t at = 0;
-        buf[at++] = 2;
-        sk_cuckoo_dump_header(c, buf + at);
-        at += SK_CUCKOO_DUMP_HEADER_SIZE;
-        uint64_t it = 1;
-        const void *piece;
-        size_t n;
-        while (sk_cuckoo_dump_piece(c, &it, 1 + (size_t)cap / 2, &piece, &n) == 1) {
-            buf[at++] = 0;
-            buf[at++] = (uint8_t)n;
-            buf[at++] = (uint8_t)(n >> 8);
-            memcpy(buf + at, piece, n);
-            at += n;
-        }
-        char name[64];
-        snprintf(name, sizeof name, "%s-restore", shapes[s].name);
-        seed("cuckoo", name, buf, at, "", 0);
-        /* CF.LOADCHUNK's records: the same, the header as a record of its own */
-        uint8_t head[4] = {8, 0, SK_CUCKOO_DUMP_HEADER_SIZE, 0};
-        seed("module_loadchunk", name, head, sizeof head, buf + 1, at - 1);
-        free(buf);
-        sk_cuckoo_free(c);
-    }
-}
-
-static void cms_seeds(void)
-{
-    static const struct {
-        const char *name;
-        uint32_t width, depth;
-        unsigned items;
-        uint64_t count;
-    } shapes[] = {{"empty", 8, 2, 0, 0},
-                  {"items", 50, 4, 200, 3},
-                  {"saturated", 5, 3, 10, UINT64_MAX},
-                  {"one-counter", 1, 1, 1, 1}};
-    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-        sk_cms *c;
-        if (sk_cms_new(&c, shapes[s].width, shapes[s].depth) != SK_OK)
-            die("sk_cms_new");
-        for (unsigned i = 0; i < shapes[s].items; i++) {
-            char item[32];
-            snprintf(item, sizeof item, "item-%u", i % 37);
-            sk_cms_add(c, item, strlen(item), shapes[s].count, NULL);
-        }
-        uint64_t cap;
-        size_t len = 0;
-        uint8_t *buf = sk_cms_serialized_size(c, &cap) == SK_OK ? malloc(cap) : NULL;
-        if (buf == NULL || sk_cms_serialize(c, buf, cap, &len) != SK_OK)
-            die("sk_cms_serialize");
-        const uint8_t control = 0;
-        seed("cms", shapes[s].name, &control, 1, buf + 4, len - 4); /* the target puts the magic */
-        free(buf);
-        sk_cms_free(c);
-    }
-}
-
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -574,6 +472,7 @@ int main(int argc, char **argv)
     cms_seeds();
     topk_seeds();
     cuckoo_seeds();
+    tdigest_seeds();
     module_seeds();
     lines_seeds();
     return 0;

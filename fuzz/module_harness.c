@@ -56,7 +56,7 @@ struct command {
     char name[32];
     RedisModuleCmdFunc fn;
 };
-static struct command commands[64];
+static struct command commands[96];
 static int command_count;
 static RedisModuleType *types[HARNESS_TYPES];
 static int type_count;

@@ -36,8 +36,9 @@ void harness_delete(const char *key, size_t keylen);
 void harness_flush(void);
 
 /* The data types the module registered, in its order: 0 the Bloom filter,
- * 1 HyperLogLog, 2 the count-min sketch, 3 top-k, 4 the Cuckoo filter. */
-#define HARNESS_TYPES 5
+ * 1 HyperLogLog, 2 the count-min sketch, 3 top-k, 4 the Cuckoo filter,
+ * 5 the t-digest. */
+#define HARNESS_TYPES 6
 const RedisModuleTypeMethods *harness_type(int which);
 /* The encoding version it registered, which rdb_save writes. */
 int harness_encver(int which);

@@ -250,28 +250,13 @@ static int merge_sources(RedisModuleCtx *ctx, const sk_cms *dst, RedisModuleStri
     return RM_OK;
 }
 
-/* Where CMS.MERGE's keys are, for servers that ask the command (Redis 7.0's
- * cluster routing reads only the first-last-step range, not key specs):
- * the destination and the numkeys keys after numkeys, as far as there are
- * arguments. */
-static int merge_keys(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
-{
-    long long numkeys;
-    if (argc > 1)
-        RM_KeyAtPos(ctx, 1);
-    if (argc > 2 && RM_StringToLongLong(argv[2], &numkeys) == RM_OK)
-        for (long long i = 0; i < numkeys && 3 + i < argc; i++)
-            RM_KeyAtPos(ctx, (int)(3 + i));
-    return RM_OK;
-}
-
 /* CMS.MERGE destination numkeys source [source ...] [WEIGHTS weight ...]:
  * the destination, which must exist, becomes the weighted sum; if a
  * counter would leave [0, 2^32) or the total [0, 2^63), nothing changes. */
 static int cmd_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (RM_IsKeysPositionRequest(ctx))
-        return merge_keys(ctx, argv, argc);
+        return reply_numkeys_keys(ctx, argv, argc);
     if (argc < 4)
         return RM_WrongArity(ctx);
     RedisModuleKey *key;

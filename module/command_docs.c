@@ -8,6 +8,7 @@
  * ACL categories need Redis 7.2 or Valkey 7.2 (AddACLCategory and
  * SetCommandACLCategories): there the BF.* commands are in @bloom, the
  * CMS.* ones in @cms, the TOPK.* ones in @topk, the CF.* ones in @cuckoo,
+ * the TDIGEST.* ones in @tdigest,
  * the HLL.* ones in Redis's own @hyperloglog, and each in @read or @write, and
  * in @fast if its flags say fast (@slow otherwise), as Redis's own commands
  * are. Redis 7.0 has neither call, puts module
@@ -191,6 +192,34 @@ static RedisModuleCommandArg cf_insert_args[] = {
     {.name = "items", .type = RM_ARG_PURE_TOKEN, .key_spec_index = -1, .token = "ITEMS"},
     ARG_MANY("item", RM_ARG_STRING), {0}};
 
+/* ---- TDIGEST.* ------------------------------------------------------------- */
+
+/* TDIGEST.MERGE replaces its first key and reads the numkeys keys after
+ * numkeys. */
+static RedisModuleCommandKeySpec td_merge_keys[3] = {
+    {.flags = RM_KEY_RW | RM_KEY_UPDATE, .begin_search_type = RM_BS_INDEX,
+     .bs.index.pos = 1, .find_keys_type = RM_FK_RANGE, .fk.range = {0, 1, 0}},
+    {.flags = RM_KEY_RO | RM_KEY_ACCESS, .begin_search_type = RM_BS_INDEX, .bs.index.pos = 2,
+     .find_keys_type = RM_FK_KEYNUM, .fk.keynum = {0, 1, 1}},
+    {0}};
+static RedisModuleCommandArg td_compression[] = {ARG("compression", RM_ARG_INTEGER), {0}};
+static RedisModuleCommandArg td_create_args[] = {
+    ARG_KEY, OPTION("compression", "COMPRESSION", td_compression), {0}};
+static RedisModuleCommandArg td_values_args[] = {ARG_KEY, ARG_MANY("value", RM_ARG_DOUBLE), {0}};
+static RedisModuleCommandArg td_quantile_args[] = {
+    ARG_KEY, ARG_MANY("quantile", RM_ARG_DOUBLE), {0}};
+static RedisModuleCommandArg td_rank_args[] = {ARG_KEY, ARG_MANY("rank", RM_ARG_INTEGER), {0}};
+static RedisModuleCommandArg td_trimmed_args[] = {
+    ARG_KEY, ARG("low_cut_quantile", RM_ARG_DOUBLE), ARG("high_cut_quantile", RM_ARG_DOUBLE),
+    {0}};
+static RedisModuleCommandArg td_merge_args[] = {
+    {.name = "destination", .type = RM_ARG_KEY, .key_spec_index = 0},
+    ARG("numkeys", RM_ARG_INTEGER),
+    {.name = "source", .type = RM_ARG_KEY, .key_spec_index = 1, .flags = RM_ARG_MULTIPLE},
+    OPTION("compression", "COMPRESSION", td_compression),
+    TOKEN("override", "OVERRIDE"),
+    {0}};
+
 struct command_doc {
     const char *name;
     const char *summary;
@@ -209,6 +238,9 @@ struct command_doc {
 
 #define K_CF_ITEMS "O(n * f), where n is the number of items and f of sub-filters"
 #define K_CF_SLOTS "O(s), where s is the number of slots"
+
+#define K_TD_READ "O(c + n), where c is the capacity and n the number of arguments"
+#define K_TD_NODES "O(c), where c is the capacity (6 x compression + 10)"
 
 static const struct command_doc docs[] = {
     {"bf.reserve", "Creates an empty Bloom filter", "O(1)", "0.1.0", -4, "write slow bloom",
@@ -340,13 +372,48 @@ static const struct command_doc docs[] = {
      2, "read slow cuckoo", key_read, key_args},
     {"cf.import", "Stores a Cuckoo filter in the format of the library", K_CF_SLOTS, "0.3.0", 3,
      "write slow cuckoo", key_overwrite, cms_import_args},
+    {"tdigest.create", "Creates an empty t-digest", "O(1)", "0.3.0", -2, "write fast tdigest",
+     key_create, td_create_args},
+    {"tdigest.add", "Adds values to a t-digest", "O(n), where n is the number of values",
+     "0.3.0", -3, "write fast tdigest", key_update, td_values_args},
+    {"tdigest.reset", "Empties a t-digest, keeping its compression", "O(1)", "0.3.0", 2,
+     "write fast tdigest", key_update, key_args},
+    {"tdigest.merge", "Merges t-digests into a new one at the destination",
+     "O(k * c), where k is the number of sources and c the capacity", "0.3.0", -4,
+     "write slow tdigest", td_merge_keys, td_merge_args},
+    {"tdigest.min", "Returns the smallest value added to a t-digest", "O(1)", "0.3.0", 2,
+     "read fast tdigest", key_read, key_args},
+    {"tdigest.max", "Returns the largest value added to a t-digest", "O(1)", "0.3.0", 2,
+     "read fast tdigest", key_read, key_args},
+    {"tdigest.quantile", "Returns the values at quantiles of a t-digest", K_TD_READ, "0.3.0", -3,
+     "read slow tdigest", key_read, td_quantile_args},
+    {"tdigest.cdf", "Returns the fractions of a t-digest's weight at or below values",
+     K_TD_READ, "0.3.0", -3, "read slow tdigest", key_read, td_values_args},
+    {"tdigest.rank", "Returns the estimated ranks of values in a t-digest", K_TD_READ, "0.3.0",
+     -3, "read slow tdigest", key_read, td_values_args},
+    {"tdigest.revrank", "Returns the estimated reverse ranks of values in a t-digest",
+     K_TD_READ, "0.3.0", -3, "read slow tdigest", key_read, td_values_args},
+    {"tdigest.byrank", "Returns the values at ranks of a t-digest", K_TD_READ, "0.3.0", -3,
+     "read slow tdigest", key_read, td_rank_args},
+    {"tdigest.byrevrank", "Returns the values at reverse ranks of a t-digest", K_TD_READ,
+     "0.3.0", -3, "read slow tdigest", key_read, td_rank_args},
+    {"tdigest.trimmed_mean", "Returns the mean of a t-digest's values between two quantiles",
+     K_TD_NODES, "0.3.0", 4, "read slow tdigest", key_read, td_trimmed_args},
+    {"tdigest.info", "Returns the compression, capacity, nodes and weights of a t-digest",
+     "O(1)", "0.3.0", 2, "read fast tdigest", key_meta, key_args},
+    {"tdigest.compress", "Merges a t-digest's buffered values into its centroids now",
+     K_TD_NODES, "0.3.0", 2, "write slow tdigest", key_update, key_args},
+    {"tdigest.export", "Returns a t-digest in the format of the library", K_TD_NODES, "0.3.0",
+     2, "read slow tdigest", key_read, key_args},
+    {"tdigest.import", "Stores a t-digest in the format of the library", K_TD_NODES, "0.3.0", 3,
+     "write slow tdigest", key_overwrite, cms_import_args},
 };
 
 int commands_describe(RedisModuleCtx *ctx)
 {
-    /* Redis's own @hyperloglog needs no adding; @bloom, @cms, @topk and
-     * @cuckoo, RedisBloom's names in Redis 8, are new. */
-    static const char *const categories[] = {"bloom", "cms", "topk", "cuckoo"};
+    /* Redis's own @hyperloglog needs no adding; @bloom, @cms, @topk,
+     * @cuckoo and @tdigest, RedisBloom's names in Redis 8, are new. */
+    static const char *const categories[] = {"bloom", "cms", "topk", "cuckoo", "tdigest"};
     for (size_t i = 0; i < sizeof categories / sizeof categories[0]; i++)
         if (RM_AddACLCategory != NULL && RM_SetCommandACLCategories != NULL &&
             RM_AddACLCategory(ctx, categories[i]) != RM_OK) {

@@ -70,3 +70,14 @@ int register_commands(RedisModuleCtx *ctx, const struct command_entry *commands,
             return RM_ERR;
     return RM_OK;
 }
+
+int reply_numkeys_keys(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    long long numkeys;
+    if (argc > 1)
+        RM_KeyAtPos(ctx, 1);
+    if (argc > 2 && RM_StringToLongLong(argv[2], &numkeys) == RM_OK)
+        for (long long i = 0; i < numkeys && 3 + i < argc; i++)
+            RM_KeyAtPos(ctx, (int)(3 + i));
+    return RM_OK;
+}

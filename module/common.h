@@ -47,6 +47,13 @@ struct command_entry {
 };
 int register_commands(RedisModuleCtx *ctx, const struct command_entry *commands, size_t n);
 
+/* Where the keys of a command "NAME destination numkeys source..." are
+ * (CMS.MERGE, TDIGEST.MERGE), for servers that ask the command (Redis
+ * 7.0's cluster routing reads only the first-last-step range, not key
+ * specs): the destination and the numkeys keys after numkeys, as far as
+ * there are arguments. */
+int reply_numkeys_keys(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+
 /* The argument as a NUL-free case-insensitive keyword comparison. */
 int arg_is(RedisModuleString *arg, const char *keyword);
 

@@ -13,11 +13,12 @@
  * them, are in config.c, and CONFIG SET changes them at run time.
  *
  * The commands are in bf_commands.c, bf_info.c and bf_dump.c (BF.*),
- * cms_commands.c (CMS.*), topk_commands.c (TOPK.*) and cf_commands.c and
- * cf_dump.c (CF.*), all compatible with RedisBloom, and hll_commands.c
- * (HLL.*), their descriptions in command_docs.c. Each family keeps its
- * values in a type of its own (bf_type.c, cms_type.c, topk_type.c,
- * cf_type.c, hll_type.c), saved in RDB and AOF, copied by
+ * cms_commands.c (CMS.*), topk_commands.c (TOPK.*), cf_commands.c and
+ * cf_dump.c (CF.*) and td_commands.c (TDIGEST.*), all compatible with
+ * RedisBloom, and hll_commands.c (HLL.*), their descriptions in
+ * command_docs.c. Each family keeps its values in a type of its own
+ * (bf_type.c, cms_type.c, topk_type.c, cf_type.c, td_type.c, hll_type.c),
+ * saved in RDB and AOF, copied by
  * DUMP/RESTORE and MIGRATE, and replicated as the commands applied them.
  */
 #include "command_docs.h"
@@ -44,7 +45,7 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (config_register(ctx) != RM_OK || bloom_register(ctx) != RM_OK ||
         hll_register(ctx) != RM_OK || cms_register(ctx) != RM_OK ||
         topk_register(ctx) != RM_OK || cf_register(ctx) != RM_OK ||
-        commands_describe(ctx) != RM_OK)
+        td_register(ctx) != RM_OK || commands_describe(ctx) != RM_OK)
         return RM_ERR;
     return RM_OK;
 }

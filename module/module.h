@@ -3,7 +3,7 @@
  * module.h: the families of sketch.so that module.c registers, each as its
  * commands with their data type: BF.* (bf_commands.c), HLL.*
  * (hll_commands.c), CMS.* (cms_commands.c), TOPK.* (topk_commands.c) and
- * CF.* (cf_commands.c).
+ * CF.* (cf_commands.c) and TDIGEST.* (td_commands.c).
  */
 #ifndef SKETCH_MODULE_H
 #define SKETCH_MODULE_H
@@ -20,5 +20,7 @@ int cms_register(RedisModuleCtx *ctx);
 int topk_register(RedisModuleCtx *ctx);
 /* Registers the CF.* commands and the Cuckoo filter type. */
 int cf_register(RedisModuleCtx *ctx);
+/* Registers the TDIGEST.* commands and the t-digest type. */
+int td_register(RedisModuleCtx *ctx);
 
 #endif

@@ -14,8 +14,8 @@
 extern "C" {
 #endif
 
-/* Sorts the buffer into the centroids now: 1 if it held values, 0 if it
- * was empty (nothing changes). A read on a compressed digest needs no copy;
+/* Sorts the buffer into the centroids now: 1 if that changed the digest,
+ * 0 if not (an empty buffer, or a lone value of weight 1, which stays). A read on a compressed digest needs no copy;
  * RedisBloom compresses on every read, and a server that wants its later
  * answers must call this where RedisBloom would. */
 SK_API int sk_tdigest_compress(sk_tdigest *t);

@@ -368,7 +368,8 @@ _Static_assert(SK_CUCKOO_DUMP_SIZE == SK_CUCKOO_DUMP_OFF_EXPANSION + 2, "RedisBl
  *    56  8  maximum (-DBL_MAX while empty)
  *    64  8  checksum: XXH3-64 (seed 0) of bytes 0..63 followed by the nodes
  *    72     the nodes, m centroids sorted by mean then u buffered values:
- *           each a mean (a finite double's bits) and a weight (>= 1), 8 + 8
+ *           each a mean (a double's bits: values near +-DBL_MAX may merge
+ *           into infinities) and a weight (>= 1), 8 + 8
  */
 #define SK_TDIGEST_MAGIC "SKTD"
 #define SK_TDIGEST_VERSION 1

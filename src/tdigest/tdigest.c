@@ -273,10 +273,10 @@ int sk_tdigest_compress(sk_tdigest *t)
     uint32_t n = sk__tdigest_nodes(t);
     sort_nodes(t, 0, n - 1);
     double total = (double)t->merged_weight + (double)t->unmerged_weight;
-    /* RedisBloom leaves a single value of weight 1 in the buffer (sorted),
-     * so that reads of it answer NaN; kept, so that they answer the same. */
+    /* RedisBloom leaves a single value of weight 1 in the buffer, so that
+     * reads of it answer NaN; kept, so that they answer the same. */
     if (total <= 1)
-        return 1;
+        return 0;
     double normalizer = t->compression / (2 * PI * total * log(total));
     uint32_t cur = 0;
     double weight_before = 0;

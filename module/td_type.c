@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * td_type.c: the t-digest type of sketch.so, `sketch-td`: a key holds an
+ * sk_tdigest, buffer and all, saved in the library's format
+ * (docs/tdigest-format.md) by the calls every one-string type shares
+ * (blob_type.c), rewritten to the AOF as TDIGEST.IMPORT. Saving never
+ * compresses a digest, so a key read back compresses at the same add.
+ */
+#include "td_type.h"
+
+#include "common.h"
+
+RedisModuleType *td_type;
+
+int64_t td_total_weight(const sk_tdigest *t)
+{
+    sk_tdigest_info info;
+    sk_tdigest_get_info(t, &info);
+    return info.merged_weight + info.unmerged_weight;
+}
+
+static int size_of(const void *v, uint64_t *size)
+{
+    return sk_tdigest_serialized_size(v, size);
+}
+
+static int serialize(const void *v, void *buf, size_t cap, size_t *len)
+{
+    return sk_tdigest_serialize(v, buf, cap, len);
+}
+
+static int deserialize(void **out, const void *buf, size_t len, const sk_allocator *a)
+{
+    sk_tdigest *t;
+    int rc = sk_tdigest_deserialize(&t, buf, len, a);
+    *out = t;
+    return rc;
+}
+
+const struct blob_family td_family = {"t-digest", "TDIGEST.IMPORT", "tdigest.import",
+                                      "ERR T-Digest: ", "ERR T-Digest: key does not exist",
+                                      &td_type, size_of, serialize, deserialize};
+
+static void td_rdb_save(RedisModuleIO *io, void *value)
+{
+    blob_rdb_save(&td_family, io, value);
+}
+
+static void *td_rdb_load(RedisModuleIO *io, int encver)
+{
+    return blob_rdb_load(&td_family, io, encver);
+}
+
+static void td_aof_rewrite(RedisModuleIO *io, RedisModuleString *key, void *value)
+{
+    blob_aof_rewrite(&td_family, io, key, value);
+}
+
+static void td_digest(RedisModuleDigest *md, void *value)
+{
+    blob_digest(&td_family, md, value);
+}
+
+static size_t td_mem_usage(const void *value)
+{
+    sk_tdigest_info info;
+    sk_tdigest_get_info(value, &info);
+    return info.memory;
+}
+
+static void td_free(void *value)
+{
+    sk_tdigest_free(value);
+}
+
+static void *td_copy(RedisModuleString *from, RedisModuleString *to, const void *value)
+{
+    (void)from;
+    (void)to;
+    sk_tdigest *copy;
+    return sk_tdigest_copy(&copy, value) == SK_OK ? copy : NULL;
+}
+
+int td_type_create(RedisModuleCtx *ctx)
+{
+    static RedisModuleTypeMethods methods = {
+        .version = RM_TYPE_METHOD_VERSION,
+        .rdb_load = td_rdb_load,
+        .rdb_save = td_rdb_save,
+        .aof_rewrite = td_aof_rewrite,
+        .mem_usage = td_mem_usage,
+        .digest = td_digest,
+        .free = td_free,
+        .copy = td_copy,
+    };
+    td_type = RM_CreateDataType(ctx, "sketch-td", 0, &methods);
+    return td_type == NULL ? RM_ERR : RM_OK;
+}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * td_type.h: the t-digest type of sketch.so (td_type.c), which the
+ * TDIGEST.* commands (td_commands.c) store in keys.
+ */
+#ifndef SKETCH_MODULE_TD_TYPE_H
+#define SKETCH_MODULE_TD_TYPE_H
+
+#include "blob_type.h"
+#include "rm_api.h"
+#include "sketch.h"
+
+extern RedisModuleType *td_type;
+extern const struct blob_family td_family;
+
+/* The weight a digest holds, centroids and buffer. */
+int64_t td_total_weight(const sk_tdigest *t);
+
+/* Creates the type with its persistence methods; RM_ERR on failure. */
+int td_type_create(RedisModuleCtx *ctx);
+
+#endif
