@@ -137,7 +137,7 @@ static int cmd_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
             RM_Replicate(ctx, "TDIGEST.ADD", "sv", argv[1], argv + 2, (size_t)added);
     }
     if (error == NULL && rc != SK_OK)
-        error = rc == SK_ETOOLARGE ? E_PREFIX "overflow detected" : E_NO_MEMORY;
+        error = rc == SK_ENOMEM ? E_NO_MEMORY : E_PREFIX "overflow detected";
     return error != NULL ? RM_ReplyWithError(ctx, error) : RM_ReplyWithSimpleString(ctx, "OK");
 }
 
@@ -293,7 +293,7 @@ static sk_tdigest *merge_into_new(RedisModuleCtx *ctx, sk_tdigest *dst, sk_tdige
     }
     if (rc != SK_OK) {
         sk_tdigest_free(out);
-        RM_ReplyWithError(ctx, rc == SK_ETOOLARGE ? E_PREFIX "overflow detected" : E_NO_MEMORY);
+        RM_ReplyWithError(ctx, rc == SK_ENOMEM ? E_NO_MEMORY : E_PREFIX "overflow detected");
         return NULL;
     }
     return out;

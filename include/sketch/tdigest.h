@@ -56,7 +56,8 @@ SK_API int sk_tdigest_clear(sk_tdigest *t); /* keeps the compression */
 
 /* Adds a finite value `weight` (>= 1) times: SK_EINVAL for NaN, an
  * infinity or weight 0, SK_ETOOLARGE if the total weight would pass
- * INT64_MAX (the digest is then unchanged), SK_ENOMEM. */
+ * INT64_MAX (the digest is then unchanged), SK_EFULL if its centroids alone
+ * fill its capacity (a digest read from bytes written so), SK_ENOMEM. */
 SK_API int sk_tdigest_add(sk_tdigest *t, double value, uint64_t weight);
 
 /* dst gets src's centroids as adds, after both are compressed (src in a

@@ -371,8 +371,10 @@ int sk_tdigest_merge(sk_tdigest *dst, const sk_tdigest *src)
     if (rc != SK_OK)
         return rc;
     /* All the room the adds may need, taken first, so that none of them
-     * fails half way. */
-    if ((rc = sk__tdigest_reserve(dst, dst->cap)) == SK_OK) {
+     * fails half way: never more than both digests' nodes, which a large
+     * compression's capacity may far exceed. */
+    uint64_t need = (uint64_t)sk__tdigest_nodes(dst) + sk__tdigest_nodes(from);
+    if ((rc = sk__tdigest_reserve(dst, need < dst->cap ? (uint32_t)need : dst->cap)) == SK_OK) {
         sk_tdigest_compress(dst);
         uint32_t nodes = sk__tdigest_nodes(from);
         for (uint32_t i = 0; i < nodes && rc == SK_OK; i++)

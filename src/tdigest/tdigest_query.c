@@ -233,6 +233,15 @@ static double round_half_down(double f)
     return whole >= 0.0 ? whole + 1.0 : whole - 1.0;
 }
 
+/* A rank as TDIGEST.RANK replies it: NaN (a lone value of weight 1 has no
+ * CDF) and ranks past 2^63 (of a corrupt digest whose centroids outweigh
+ * its total) as x86 converts them, INT64_MIN, where C leaves it undefined. */
+static int64_t rank_to_int(double rank)
+{
+    return rank >= -9223372036854775808.0 && rank < 9223372036854775808.0 ? (int64_t)rank
+                                                                          : INT64_MIN;
+}
+
 int sk_tdigest_rank(const sk_tdigest *t, const double *x, int64_t *out, size_t n, int reverse)
 {
     if (t == NULL || (n > 0 && (x == NULL || out == NULL)))
@@ -255,8 +264,7 @@ int sk_tdigest_rank(const sk_tdigest *t, const double *x, int64_t *out, size_t n
             double below = cdf_of(v, x[i]) * size;
             rank = reverse ? round(size - round(below)) : round_half_down(below);
         }
-        /* NaN (a lone value of weight 1 has no CDF) converts as x86 does */
-        out[i] = isnan(rank) ? INT64_MIN : (int64_t)rank;
+        out[i] = rank_to_int(rank);
     }
     sk_tdigest_free(copy);
     return SK_OK;
