@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Redis Cluster: three masters on loopback, each loading the module, made
 into a cluster by `redis-cli --cluster create`. The module's key positions
-let the cluster route BF.*, HLL.*, CMS.* and CF.* (MOVED, CROSSSLOT), and a slot holding
-BF, HLL and CF keys moves to another node with MIGRATE (DUMP/RESTORE of the
+let the cluster route BF.*, HLL.*, CMS.*, CF.* and TDIGEST.* (MOVED, CROSSSLOT), and a slot
+holding BF, HLL, CF and TDIGEST keys moves to another node with MIGRATE (DUMP/RESTORE of the
 module's types) with identical answers afterwards."""
 import subprocess
 
@@ -106,7 +106,8 @@ def test_wrong_node_answers_moved(cluster):
                  ["HLL.ADD", "moved-test", "x"], ["HLL.COUNT", "moved-test"],
                  ["HLL.MERGE", "moved-test", "moved-test"], ["BF.INFO", "moved-test"],
                  ["HLL.COMPARE", "moved-test", "moved-test"], ["CF.ADD", "moved-test", "x"],
-                 ["CF.MEXISTS", "moved-test", "x", "y"]):
+                 ["CF.MEXISTS", "moved-test", "x", "y"], ["TDIGEST.ADD", "moved-test", "1"],
+                 ["TDIGEST.MERGE", "moved-test", "1", "moved-test"]):
         with pytest.raises(ResponseError, match="MOVED %d " % slot):
             other.execute_command(*args)
 
@@ -196,6 +197,9 @@ def test_migrate_slot_with_module_keys(cluster, tools):
     cf_items = tools.items("c", 3000)
     rc.execute_command("CF.INSERT", tag + "cf", "CAPACITY", 1000, "ITEMS", *cf_items)
     cf_before = rc.execute_command("CF.EXPORT", tag + "cf")
+    rc.execute_command("TDIGEST.CREATE", tag + "td")
+    rc.execute_command("TDIGEST.ADD", tag + "td", *range(1000))
+    td_before = rc.execute_command("TDIGEST.EXPORT", tag + "td")  # a buffer, not yet merged
     bf_keys = [tag + k for k in ("bf-scaling", "bf-fixed", "bf-default")]
     hll_keys = [tag + k for k in ("hll", "hll-p10", "hll-sparse", "native")]
     probes = tools.items("s", 5000) + tools.items("f", 800) + tools.items("absent", 3000)
@@ -208,7 +212,7 @@ def test_migrate_slot_with_module_keys(cluster, tools):
     assert direct[dst].execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", ids[src])
     assert direct[src].execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", ids[dst])
     keys = direct[src].execute_command("CLUSTER", "GETKEYSINSLOT", slot, 1000)
-    assert len(keys) == len(bf_keys) + len(hll_keys) + 1
+    assert len(keys) == len(bf_keys) + len(hll_keys) + 2
     assert direct[src].execute_command("MIGRATE", "127.0.0.1", dst_port, "", 0, 10000,
                                        "KEYS", *keys) == b"OK"
     for i in (dst, src, 3 - src - dst):
@@ -225,6 +229,7 @@ def test_migrate_slot_with_module_keys(cluster, tools):
     tools.assert_same_snapshot(before, after)
     assert rc.execute_command("CF.EXPORT", tag + "cf") == cf_before
     assert rc.execute_command("CF.MEXISTS", tag + "cf", *cf_items) == [1] * len(cf_items)
+    assert rc.execute_command("TDIGEST.EXPORT", tag + "td") == td_before
     # the migrated values are live on their new node
     more = tools.items("after-migration", 3000)
     assert set(tools.madd(rc, tag + "bf-scaling", more)) <= {0, 1}

@@ -376,5 +376,28 @@ for (const RESP of [3, 2]) {
                            rejectsWith('ERR not found'));
       assert.equal(await client.cf.exists('missing', 'a'), false);
     });
+
+    test('TDIGEST.*: doubles as numbers in both protocols, ranks as numbers, INFO an object', async () => {
+      assert.equal(await client.tDigest.create('d', { COMPRESSION: 50 }), 'OK');
+      assert.equal(await client.tDigest.add('d', [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]), 'OK');
+      assert.deepEqual(await client.tDigest.quantile('d', [0, 0.5, 1]), [1, 6, 10]);
+      assert.deepEqual(await client.tDigest.cdf('d', [1, 5]), [0.05, 0.45]);
+      assert.deepEqual(await client.tDigest.rank('d', [0, 5, 11]), [-1, 4, 10]);
+      assert.deepEqual(await client.tDigest.revRank('d', [5]), [5]);
+      // (past the end the server answers inf, which node-redis reads as NaN in RESP2)
+      assert.deepEqual(await client.tDigest.byRank('d', [0, 3]), [1, 4]);
+      assert.deepEqual(await client.tDigest.byRevRank('d', [0, 3]), [10, 7]);
+      assert.equal(await client.tDigest.min('d'), 1);
+      assert.equal(await client.tDigest.max('d'), 10);
+      assert.equal(await client.tDigest.trimmedMean('d', 0.1, 0.9), 5.5);
+      assert.equal(await client.tDigest.merge('m', ['d', 'd'], { COMPRESSION: 80 }), 'OK');
+      const info = await client.tDigest.info('m');
+      assert.equal(info['Compression'], 80);
+      assert.equal(info['Observations'], 20);
+      assert.equal(await client.tDigest.reset('m'), 'OK');
+      assert.ok(Number.isNaN(await client.tDigest.min('m')));
+      await assert.rejects(client.tDigest.add('missing', [1]),
+                           rejectsWith('ERR T-Digest: key does not exist'));
+    });
   });
 }
