@@ -362,7 +362,11 @@ int sk_tdigest_merge(sk_tdigest *dst, const sk_tdigest *src)
 {
     if (dst == NULL || src == NULL)
         return SK_EINVAL;
-    uint64_t src_total = (uint64_t)src->merged_weight + (uint64_t)src->unmerged_weight;
+    /* What the adds bring is the nodes' weights, which a digest read from
+     * bytes need not sum to the total its header gives. */
+    uint64_t src_total = 0;
+    for (uint32_t i = 0; i < sk__tdigest_nodes(src); i++)
+        src_total += (uint64_t)src->weight[i];
     if (!weight_fits(dst, src_total))
         return SK_ETOOLARGE;
     sk_tdigest *copy;
