@@ -297,7 +297,8 @@ int sk_tdigest_compress(sk_tdigest *t)
     t->merged_weight = (int64_t)total; /* as RedisBloom rounds it past 2^53 */
     t->unmerged = 0;
     t->unmerged_weight = 0;
-    t->total_compressions++;
+    if (t->total_compressions < INT64_MAX) /* a digest read from bytes may start there */
+        t->total_compressions++;
     return 1;
 }
 
