@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# redisbloom_bench.sh: the CMS.*, TOPK.* and CF.* commands of sketch.so against
+# redisbloom_bench.sh: the CMS.*, TOPK.*, CF.* and TDIGEST.* commands of sketch.so against
 # RedisBloom 2.6.28's, in server time per call (INFO commandstats
 # usec_per_call), two servers side by side under the same load. In every round each command runs
 # on both servers in turn (which goes first alternates), so that a busy
@@ -10,7 +10,7 @@
 #   REDISBLOOM_SO: RedisBloom v2.6.28's redisbloom.so, built beside the
 #   project as ../shared/reference/redisbloom-build.md says.
 # Environment: CLIENTS (8), PIPELINE (32), REQUESTS (500000), ROUNDS (5),
-#   FAMILIES ("cms topk cf": the commands' families to time).
+#   FAMILIES ("cms topk cf tdigest": the commands' families to time).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -21,7 +21,7 @@ clients=${CLIENTS:-8}
 pipeline=${PIPELINE:-32}
 requests=${REQUESTS:-500000}
 rounds=${ROUNDS:-5}
-families=" ${FAMILIES:-cms topk cf} "
+families=" ${FAMILIES:-cms topk cf tdigest} "
 [ -f "$module" ] || { echo "redisbloom_bench: $module not found; build first" >&2; exit 2; }
 [ -f "$redisbloom" ] || { echo "redisbloom_bench: give RedisBloom's redisbloom.so" >&2; exit 2; }
 
@@ -55,6 +55,7 @@ for p in "$sk_port" "$rb_port"; do
     redis-cli -p "$p" TOPK.RESERVE top50 50 2000 7 0.9 > /dev/null
     redis-cli -p "$p" CF.RESERVE cf 8000000 > /dev/null
     redis-cli -p "$p" CF.RESERVE cfq 2000000 > /dev/null
+    for k in td tdq tdm; do redis-cli -p "$p" TDIGEST.CREATE "$k" > /dev/null; done
     /usr/bin/python3 - "$p" << 'PY'
 import random, sys, redis
 r = redis.Redis(port=int(sys.argv[1]))
@@ -69,6 +70,9 @@ for key in ("a", "b"):
         r.execute_command("TOPK.ADD", "top50", *args[0::2])
 for i in range(0, 1000000, 1000):
     r.execute_command("CF.INSERT", "cfq", "ITEMS", *("item%d" % (2 * j) for j in range(i, i + 1000)))
+for _ in range(1000):
+    r.execute_command("TDIGEST.ADD", "tdq", *(rng.expovariate(0.001) for _ in range(1000)))
+r.execute_command("TDIGEST.QUANTILE", "tdq", 0.5)  # compressed, on both, before the reads
 PY
 done
 same=$(/usr/bin/python3 - "$sk_port" "$rb_port" << 'PY'
@@ -86,6 +90,9 @@ def dump(r):
             return pieces
         pieces.append(data)
 print("yes" if dump(a) == dump(b) else "NO")
+q = [i / 100 for i in range(101)]
+print("yes" if a.execute_command("TDIGEST.QUANTILE", "tdq", *q) ==
+      b.execute_command("TDIGEST.QUANTILE", "tdq", *q) else "NO")
 PY
 )
 
@@ -119,14 +126,27 @@ benches=(
     "cf.count|$requests|CF.COUNT cfq item__rand_int__"
     "cf.del|$requests|CF.DEL cfq item__rand_int__"
     "cf.info|$requests|CF.INFO cfq"
+    "tdigest.add|$requests|TDIGEST.ADD td __rand_int__"
+    "tdigest.add|$((requests / 5))|TDIGEST.ADD td $(ten __rand_int__)"
+    "tdigest.quantile|$requests|TDIGEST.QUANTILE tdq 0.5 0.99"
+    "tdigest.cdf|$requests|TDIGEST.CDF tdq __rand_int__"
+    "tdigest.rank|$requests|TDIGEST.RANK tdq __rand_int__"
+    "tdigest.byrank|$requests|TDIGEST.BYRANK tdq __rand_int__"
+    "tdigest.trimmed_mean|$requests|TDIGEST.TRIMMED_MEAN tdq 0.1 0.9"
+    "tdigest.min|$requests|TDIGEST.MIN tdq"
+    "tdigest.info|$requests|TDIGEST.INFO tdq"
+    "tdigest.merge|$((requests / 50))|TDIGEST.MERGE tdm 1 tdq OVERRIDE"
 )
 labels=("CMS.INCRBY, 1 item" "CMS.INCRBY, 10 items" "CMS.QUERY, 1 item" "CMS.QUERY, 10 items"
         "CMS.INFO" "CMS.MERGE of 2 (2000x7)" "TOPK.ADD, 1 item (8x7)" "TOPK.ADD, 10 items (8x7)"
         "TOPK.ADD, 1 item (k 50)" "TOPK.QUERY, 1 item (k 50)" "TOPK.LIST WITHCOUNT (k 50)"
         "CF.ADD, 1 item" "CF.INSERT, 10 items" "CF.EXISTS, 1 item" "CF.MEXISTS, 10 items"
-        "CF.COUNT, 1 item" "CF.DEL, 1 item" "CF.INFO")
+        "CF.COUNT, 1 item" "CF.DEL, 1 item" "CF.INFO" "TDIGEST.ADD, 1 value"
+        "TDIGEST.ADD, 10 values" "TDIGEST.QUANTILE, 2 (1M values)" "TDIGEST.CDF, 1 value"
+        "TDIGEST.RANK, 1 value" "TDIGEST.BYRANK, 1 rank" "TDIGEST.TRIMMED_MEAN"
+        "TDIGEST.MIN" "TDIGEST.INFO" "TDIGEST.MERGE of 1, OVERRIDE")
 
-echo "sketch.so against RedisBloom 2.6.28, CMS.*, TOPK.* and CF.*, $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "sketch.so against RedisBloom 2.6.28, CMS.*, TOPK.*, CF.* and TDIGEST.*, $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "server:  $(redis-server --version | cut -d' ' -f1-3)"
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs"
 echo "load:    redis-benchmark -c $clients -P $pipeline -r 1000000, $rounds rounds, servers alternating"
@@ -159,5 +179,6 @@ for i in "${!benches[@]}"; do
     printf '%-28s %14.3f %16.3f %22.2f\n' "${labels[$i]}" "$sk" "$rb" "$ratio"
 done
 echo "the merge sources answer alike on both servers (1,004 queries and CMS.INFO): ${same%%$'\n'*}"
-echo "the Cuckoo filter of 1,000,000 items dumps the same bytes on both servers: ${same##*$'\n'}"
+echo "the Cuckoo filter of 1,000,000 items dumps the same bytes on both servers: $(sed -n 2p <<< "$same")"
+echo "the t-digest of 1,000,000 values answers 101 quantiles alike on both servers: $(sed -n 3p <<< "$same")"
 echo "target: every command's server time no more than RedisBloom's (ratio <= 1.00)"

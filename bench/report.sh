@@ -25,10 +25,11 @@
 #            medians of 5 / 3 runs
 #   module   bench/module_bench.sh, the Redis module against PFADD, PFCOUNT
 #            and a SET: 1M / 200K requests a command, 5 / 2 rounds (median)
-#   cms      bench/cms_bench, topk_bench and cuckoo_bench (the count-min
-#            sketch's, top-k's and Cuckoo filter's operations in ns, medians
-#            of 7 / 3 rounds) and bench/redisbloom_bench.sh (CMS.*, TOPK.*
-#            and CF.* server time per call against RedisBloom 2.6.28, the
+#   cms      bench/cms_bench, topk_bench, cuckoo_bench and tdigest_bench (the
+#            count-min sketch's, top-k's, Cuckoo filter's and t-digest's
+#            operations in ns, medians of 7 / 3 rounds) and
+#            bench/redisbloom_bench.sh (CMS.*, TOPK.*, CF.* and TDIGEST.*
+#            server time per call against RedisBloom 2.6.28, the
 #            module PEER_MODULE names, built outside the project: 500K / 100K
 #            requests, 7 / 3 alternated rounds; left out without PEER_MODULE)
 #   modmem   bench/module_memory.sh: used_memory of a default BF.ADD key, for
@@ -284,7 +285,7 @@ if want module; then
 fi
 if want cms; then
     libs='"$1/cms_bench" -r "$2" && echo && "$1/topk_bench" -r "$2" && echo &&
-          "$1/cuckoo_bench" -r "$2"'
+          "$1/cuckoo_bench" -r "$2" && echo && "$1/tdigest_bench" -r "$2"'
     cms_cmd=(bash -c "$libs" cms "$build/bench" "$cms_rounds")
     if have_redis_bench && [[ -n ${PEER_MODULE:-} ]]; then
         cms_cmd=(bash -c "$libs"' && echo && ROUNDS=$2 REQUESTS=$3 bash "$4" "$5" "$6"' cms
@@ -480,7 +481,8 @@ summary=$(
         awk '/^(add|count), 2000 x 7/ { printf "| Count-min library | %s, 8-byte items (cms_bench) | %s ns | | |\n", $1 " " $2 " " $3 " " $4, $NF }
              /^(add|count), 2\^22 x 7/ { printf "| Count-min library | %s, 8-byte items, out of cache | %s ns | | |\n", $1 " " $2 " " $3 " " $4, $NF }
              /^(add|contains, present|contains, absent) +[0-9.]+ +[0-9.]+$/ { printf "| Cuckoo filter library | %s, 8-byte items, half full (cuckoo_bench) | %s ns | | |\n", $1 == "add" ? "add" : $1 " " $2, $(NF-1) }
-             /^(CMS|TOPK|CF)\./ { n = split($0, f, /  +/); printf "| RedisBloom families | %s against RedisBloom 2.6.28 (µs per call, median of alternated rounds) | %s µs | %s µs | **%.2fx** |\n", f[1], f[2], f[3], 1 / f[4] }' \
+             /^(add, compression|quantile, 1 of|cdf, 1 of)/ { n = split($0, f, /  +/); printf "| t-digest library | %s (tdigest_bench) | %s ns | | |\n", f[1], f[2] }
+             /^(CMS|TOPK|CF|TDIGEST)\./ { n = split($0, f, /  +/); printf "| RedisBloom families | %s against RedisBloom 2.6.28 (µs per call, median of alternated rounds) | %s µs | %s µs | **%.2fx** |\n", f[1], f[2], f[3], 1 / f[4] }' \
             "$raw/cms.out"
     fi
 )

@@ -116,7 +116,8 @@ static int cmd_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (t == NULL)
         return RM_OK;
     int n = argc - 2;
-    double *values = RM_TryAlloc((size_t)n * sizeof *values);
+    double stack[32];
+    double *values = n <= 32 ? stack : RM_TryAlloc((size_t)n * sizeof *values);
     const char *error = values == NULL ? E_NO_MEMORY : NULL;
     for (int i = 0; error == NULL && i < n; i++) {
         if (RM_StringToDouble(argv[2 + i], &values[i]) != RM_OK || isnan(values[i]))
@@ -127,7 +128,8 @@ static int cmd_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     int added = 0, rc = SK_OK;
     while (error == NULL && added < n && (rc = sk_tdigest_add(t, values[added], 1)) == SK_OK)
         added++;
-    RM_Free(values);
+    if (values != stack)
+        RM_Free(values);
     RM_CloseKey(key);
     if (added > 0) {
         RM_NotifyKeyspaceEvent(ctx, RM_NOTIFY_GENERIC, "tdigest.add", argv[1]);

@@ -37,7 +37,10 @@ static sk_tdigest *open_existing(RedisModuleCtx *ctx, RedisModuleString *name, i
  * works on a copy instead (the library's reads make one). */
 static void compress_as_read(RedisModuleCtx *ctx, RedisModuleString *name, sk_tdigest *t)
 {
-    if (RM_GetContextFlags(ctx) & RM_CTX_FLAGS_SLAVE)
+    sk_tdigest_info info;
+    sk_tdigest_get_info(t, &info);
+    /* The server's flags cost more than the read: asked only when needed. */
+    if (info.unmerged_nodes == 0 || (RM_GetContextFlags(ctx) & RM_CTX_FLAGS_SLAVE))
         return;
     if (sk_tdigest_compress(t) == 1)
         RM_Replicate(ctx, "TDIGEST.COMPRESS", "s", name);
@@ -79,14 +82,24 @@ static int reply_doubles(RedisModuleCtx *ctx, const double *v, int n)
 /* What a read of numbers takes: the key's digest, and its arguments from
  * the third on, read as doubles (as_rank: as ranks, integers of at least
  * 0) in one block of memory; NULL after replying an error. */
+#define READ_ARGS_ON_STACK 16
+
 struct read_args {
     RedisModuleKey *key;
     sk_tdigest *t;
     int n;
     double *x;     /* the arguments, */
     int64_t *rank; /* or as ranks, */
-    double *out;   /* and room for an answer each */
+    double *out;   /* and room for an answer each: */
+    double stack[2 * READ_ARGS_ON_STACK]; /* here for a few, else allocated */
 };
+
+static void close_read(struct read_args *r)
+{
+    if (r->out != r->stack)
+        RM_Free(r->out);
+    RM_CloseKey(r->key);
+}
 
 static int open_read(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, int as_rank,
                      const char *parse_error, struct read_args *r)
@@ -96,7 +109,9 @@ static int open_read(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, in
     if ((r->t = open_existing(ctx, argv[1], RM_READ, &r->key)) == NULL)
         return RM_ERR;
     r->n = argc - 2;
-    r->out = RM_TryAlloc((size_t)r->n * (sizeof *r->out + sizeof *r->x));
+    r->out = r->n <= READ_ARGS_ON_STACK
+                 ? r->stack
+                 : RM_TryAlloc((size_t)r->n * (sizeof *r->out + sizeof *r->x));
     r->x = r->out == NULL ? NULL : r->out + r->n;
     r->rank = (int64_t *)r->x;
     const char *error = r->out == NULL ? E_NO_MEMORY : NULL;
@@ -111,15 +126,8 @@ static int open_read(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, in
     }
     if (error == NULL)
         return RM_OK;
-    RM_Free(r->out);
-    RM_CloseKey(r->key);
+    close_read(r);
     return RM_ReplyWithError(ctx, error), RM_ERR;
-}
-
-static void close_read(struct read_args *r)
-{
-    RM_Free(r->out);
-    RM_CloseKey(r->key);
 }
 
 /* TDIGEST.QUANTILE key quantile [quantile ...] */
