@@ -172,6 +172,10 @@ WRITES = [
     (["TOPK.RESERVE", "t1", "3"], "topk.reserve"),
     (["TOPK.ADD", "t1", "a"], "topk.add"),
     (["TOPK.INCRBY", "t1", "b", "2"], "topk.incrby"),
+    (["TDIGEST.CREATE", "d1"], "tdigest.create"),
+    (["TDIGEST.ADD", "d1", "1", "2"], "tdigest.add"),
+    (["TDIGEST.MERGE", "d2", "1", "d1"], "tdigest.merge"),
+    (["TDIGEST.RESET", "d2"], "tdigest.reset"),
     (["CF.RESERVE", "f1", "100"], "cf.reserve"),
     (["CF.ADD", "f1", "a"], "cf.add"),
     (["CF.ADDNX", "f1", "b"], "cf.add"),
@@ -208,6 +212,7 @@ def test_keyspace_notifications(server, r):
         r.execute_command("CMS.IMPORT", "c3", r.execute_command("CMS.EXPORT", "c1"))
         r.execute_command("TOPK.IMPORT", "t2", r.execute_command("TOPK.EXPORT", "t1"))
         r.execute_command("CF.IMPORT", "f3", r.execute_command("CF.EXPORT", "f1"))
+        r.execute_command("TDIGEST.IMPORT", "d3", r.execute_command("TDIGEST.EXPORT", "d1"))
         it, header = r.execute_command("BF.SCANDUMP", "bf1", 0)
         pieces = [(it, header)]
         while True:
@@ -226,10 +231,11 @@ def test_keyspace_notifications(server, r):
         r.execute_command("TOPK.LIST", "t1")
         r.execute_command("CF.ADDNX", "f1", "a")
         r.execute_command("CF.DEL", "f1", "never")
+        r.execute_command("TDIGEST.QUANTILE", "d1", "0.5")
         drain()
         expected = [(cmd[1], event) for cmd, event in WRITES]
         expected += [("h4", "hll.import"), ("c3", "cms.import"), ("t2", "topk.import"),
-                     ("f3", "cf.import")]
+                     ("f3", "cf.import"), ("d3", "tdigest.import")]
         expected += [("bf3", "bf.loadchunk")] * len(pieces)
         assert seen == expected
         p.close()
@@ -300,6 +306,27 @@ COMMANDS = {
     "cf.debug": (2, 1, 1, {"readonly", "fast"}, ["key"]),
     "cf.export": (2, 1, 1, {"readonly"}, ["key"]),
     "cf.import": (3, 1, 1, {"write", "denyoom"}, ["key", "bytes"]),
+    "tdigest.create": (-2, 1, 1, {"write", "denyoom"}, ["key", "compression"]),
+    "tdigest.add": (-3, 1, 1, {"write", "denyoom"}, ["key", "value"]),
+    "tdigest.reset": (2, 1, 1, {"write"}, ["key"]),
+    "tdigest.merge": (-4, 1, 1, {"write", "denyoom", "movablekeys"},
+                      ["destination", "numkeys", "source", "compression", "override"]),
+    # the reads that may compress are may-replicate too, which COMMAND INFO
+    # does not list (test_module_td.py sees CLIENT PAUSE WRITE hold them)
+    "tdigest.min": (2, 1, 1, {"readonly"}, ["key"]),
+    "tdigest.max": (2, 1, 1, {"readonly"}, ["key"]),
+    "tdigest.quantile": (-3, 1, 1, {"readonly"}, ["key", "quantile"]),
+    "tdigest.cdf": (-3, 1, 1, {"readonly"}, ["key", "value"]),
+    "tdigest.rank": (-3, 1, 1, {"readonly"}, ["key", "value"]),
+    "tdigest.revrank": (-3, 1, 1, {"readonly"}, ["key", "value"]),
+    "tdigest.byrank": (-3, 1, 1, {"readonly"}, ["key", "rank"]),
+    "tdigest.byrevrank": (-3, 1, 1, {"readonly"}, ["key", "rank"]),
+    "tdigest.trimmed_mean": (4, 1, 1, {"readonly"},
+                             ["key", "low_cut_quantile", "high_cut_quantile"]),
+    "tdigest.info": (2, 1, 1, {"readonly"}, ["key"]),
+    "tdigest.compress": (2, 1, 1, {"write"}, ["key"]),
+    "tdigest.export": (2, 1, 1, {"readonly"}, ["key"]),
+    "tdigest.import": (3, 1, 1, {"write", "denyoom"}, ["key", "bytes"]),
 }
 
 
@@ -334,7 +361,8 @@ def test_command_docs_and_info(server, raw):
         specs = [pairs(spec.value) for spec in info[8].value]
         assert specs and all(plain(spec["begin_search"]) for spec in specs), name
         kind = {"RW", "RO", "OW"} & {text(f) for f in specs[0]["flags"].value}
-        overwrites = name in ("hll.import", "cms.import", "topk.import", "cf.import")
+        overwrites = name in ("hll.import", "cms.import", "topk.import", "cf.import",
+                              "tdigest.import")
         assert kind == ({"RO"} if "readonly" in flags else {"OW"} if overwrites
                         else {"RW"}), (name, kind)
     c.close()
@@ -359,6 +387,10 @@ def test_command_docs_and_info(server, raw):
         assert c.execute_command("CMS.MERGE", "u:c", "1", "u:c", "WEIGHTS", "2") == b"OK"
         with pytest.raises(redis.exceptions.NoPermissionError):
             c.execute_command("CMS.MERGE", "u:c", "2", "u:c", "other", "WEIGHTS", "1", "1")
+        c.execute_command("TDIGEST.CREATE", "u:t")
+        assert c.execute_command("TDIGEST.MERGE", "u:t", "1", "u:t", "OVERRIDE") == b"OK"
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            c.execute_command("TDIGEST.MERGE", "u:t", "2", "u:t", "other")
         c.close()
     finally:
         raw.execute_command("ACL", "DELUSER", "keys")

@@ -275,3 +275,21 @@ def test_redis_py_tdigest_unchanged(r):
     assert td.info("a").unmergedNodes == 0
     with pytest.raises(ResponseError, match="wrong number of arguments"):
         td.create("b", 100)
+
+
+def test_acl_category(servers):
+    """@tdigest, RedisBloom's category in Redis 8, on servers where modules
+    name categories (Redis 7.2+, Valkey); none on Redis 7.0."""
+    from resp import RespClient, plain
+    s = servers.start()
+    c = s.client()
+    version = tuple(int(x) for x in c.info("server")["redis_version"].split(".")[:3])
+    with RespClient(s.port) as rc:
+        for name in ("tdigest.add", "tdigest.quantile", "tdigest.merge", "tdigest.info"):
+            info = rc.call("COMMAND", "INFO", name).value[0].value
+            categories = {x if isinstance(x, str) else x.decode() for x in plain(info[6])}
+            if version >= (7, 2, 0):
+                assert "@tdigest" in categories, (name, categories)
+                assert len({"@read", "@write"} & categories) == 1, (name, categories)
+            else:
+                assert not categories & {"@tdigest", "@read", "@write"}, (name, categories)
