@@ -35,12 +35,11 @@ static sk_tdigest *open_existing(RedisModuleCtx *ctx, RedisModuleString *name, i
 /* Merges the buffer where RedisBloom's read would: in place on a primary,
  * sent on as TDIGEST.COMPRESS when it changed the digest; a replica's read
  * works on a copy instead (the library's reads make one). */
-static void compress_as_read(RedisModuleCtx *ctx, RedisModuleString *name, sk_tdigest *t)
+static void compress_as_read(RedisModuleCtx *ctx, RedisModuleString *name, sk_tdigest *t,
+                             const sk_tdigest_info *info)
 {
-    sk_tdigest_info info;
-    sk_tdigest_get_info(t, &info);
     /* The server's flags cost more than the read: asked only when needed. */
-    if (info.unmerged_nodes == 0 || (RM_GetContextFlags(ctx) & RM_CTX_FLAGS_SLAVE))
+    if (info->unmerged_nodes == 0 || (RM_GetContextFlags(ctx) & RM_CTX_FLAGS_SLAVE))
         return;
     if (sk_tdigest_compress(t) == 1)
         RM_Replicate(ctx, "TDIGEST.COMPRESS", "s", name);
@@ -141,7 +140,9 @@ int td_cmd_quantile(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
             close_read(&r);
             return RM_ReplyWithError(ctx, E_PREFIX "quantile should be in [0,1]");
         }
-    compress_as_read(ctx, argv[1], r.t);
+    sk_tdigest_info info;
+    sk_tdigest_get_info(r.t, &info);
+    compress_as_read(ctx, argv[1], r.t, &info);
     int rc = sk_tdigest_quantiles(r.t, r.x, r.out, (size_t)r.n);
     rc == SK_OK ? reply_doubles(ctx, r.out, r.n) : RM_ReplyWithError(ctx, E_NO_MEMORY);
     close_read(&r);
@@ -154,7 +155,9 @@ int td_cmd_cdf(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     struct read_args r;
     if (open_read(ctx, argv, argc, 0, E_PREFIX "error parsing cdf", &r) != RM_OK)
         return RM_OK;
-    compress_as_read(ctx, argv[1], r.t);
+    sk_tdigest_info info;
+    sk_tdigest_get_info(r.t, &info);
+    compress_as_read(ctx, argv[1], r.t, &info);
     int rc = sk_tdigest_cdf(r.t, r.x, r.out, (size_t)r.n);
     rc == SK_OK ? reply_doubles(ctx, r.out, r.n) : RM_ReplyWithError(ctx, E_NO_MEMORY);
     close_read(&r);
@@ -173,7 +176,7 @@ static int rank_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
     for (int i = 0; i < r.n; i++)
         if (info.merged_weight + info.unmerged_weight > 0 && r.x[i] >= info.min &&
             r.x[i] <= info.max) {
-            compress_as_read(ctx, argv[1], r.t);
+            compress_as_read(ctx, argv[1], r.t, &info);
             break;
         }
     int64_t *ranks = (int64_t *)r.out;
@@ -205,10 +208,12 @@ static int by_rank_command(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
     struct read_args r;
     if (open_read(ctx, argv, argc, 1, E_PREFIX "error parsing rank", &r) != RM_OK)
         return RM_OK;
-    double size = (double)td_total_weight(r.t);
+    sk_tdigest_info info;
+    sk_tdigest_get_info(r.t, &info);
+    double size = (double)(info.merged_weight + info.unmerged_weight);
     for (int i = 0; i < r.n; i++)
         if (r.rank[i] > 0 && (double)r.rank[i] < size) {
-            compress_as_read(ctx, argv[1], r.t);
+            compress_as_read(ctx, argv[1], r.t, &info);
             break;
         }
     int rc = sk_tdigest_by_rank(r.t, r.rank, r.out, (size_t)r.n, reverse);
@@ -247,7 +252,9 @@ int td_cmd_trimmed_mean(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     else if (lo >= hi)
         error = E_PREFIX "low_cut_percentile should be lower than high_cut_percentile";
     if (error == NULL) {
-        compress_as_read(ctx, argv[1], t);
+        sk_tdigest_info info;
+        sk_tdigest_get_info(t, &info);
+        compress_as_read(ctx, argv[1], t, &info);
         if (sk_tdigest_trimmed_mean(t, lo, hi, &mean) != SK_OK)
             error = E_NO_MEMORY;
     }
