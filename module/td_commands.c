@@ -351,11 +351,8 @@ static int cmd_import(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     const char *bytes = argc == 3 ? RM_StringPtrLen(argv[2], &len) : NULL;
     sk_tdigest *t;
     if (bytes != NULL && sk_tdigest_deserialize(&t, bytes, len, NULL) == SK_OK) {
-        sk_tdigest_info info;
-        sk_tdigest_get_info(t, &info);
+        uint64_t full = td_full_memory(t), limit = key_limit(ctx);
         sk_tdigest_free(t);
-        sk_tdigest_options o = {.compression = info.compression};
-        uint64_t full = sk_tdigest_create_memory(&o), limit = key_limit(ctx);
         if (limit != 0 && full > limit)
             return reply_over_key_limit(ctx, E_PREFIX, "t-digest", full);
     }

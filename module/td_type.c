@@ -46,9 +46,32 @@ static void td_rdb_save(RedisModuleIO *io, void *value)
     blob_rdb_save(&td_family, io, value);
 }
 
+uint64_t td_full_memory(const sk_tdigest *t)
+{
+    sk_tdigest_info info;
+    sk_tdigest_get_info(t, &info);
+    sk_tdigest_options o = {.compression = info.compression};
+    return sk_tdigest_create_memory(&o);
+}
+
+/* A RESTORE from a client is held to the key's limit by the capacity the
+ * digest's compression allows, which its adds may come to take, as
+ * TDIGEST.CREATE is: a payload of few nodes may carry a huge compression. */
 static void *td_rdb_load(RedisModuleIO *io, int encver)
 {
-    return blob_rdb_load(&td_family, io, encver);
+    sk_tdigest *t = blob_rdb_load(&td_family, io, encver);
+    int flags = RM_GetContextFlags(RM_GetContextFromIO(io));
+    uint64_t limit = flags & (RM_CTX_FLAGS_LOADING | RM_CTX_FLAGS_SLAVE)
+                         ? 0
+                         : (uint64_t)module_config.max_key_memory;
+    if (t != NULL && limit != 0 && td_full_memory(t) > limit) {
+        RM_LogIOError(io, "warning", "sketch: RESTORE refused: the t-digest may take more "
+                                     "than the module's MAX-KEY-MEMORY of %llu bytes",
+                      (unsigned long long)limit);
+        sk_tdigest_free(t);
+        return NULL;
+    }
+    return t;
 }
 
 static void td_aof_rewrite(RedisModuleIO *io, RedisModuleString *key, void *value)

@@ -16,6 +16,9 @@ extern const struct blob_family td_family;
 /* The weight a digest holds, centroids and buffer. */
 int64_t td_total_weight(const sk_tdigest *t);
 
+/* The memory the digest may come to take: its full capacity. */
+uint64_t td_full_memory(const sk_tdigest *t);
+
 /* Creates the type with its persistence methods; RM_ERR on failure. */
 int td_type_create(RedisModuleCtx *ctx);
 

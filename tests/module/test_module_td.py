@@ -93,7 +93,13 @@ def test_key_limit(servers):
     c.config_set("sketch.max-key-memory", 100000)
     with pytest.raises(ResponseError, match="MAX-KEY-MEMORY"):
         c.execute_command("TDIGEST.IMPORT", "m2", blob)
-    assert c.exists("m2") == 0
+    # RESTORE too: the payload is small, the capacity it allows is not
+    payload = c.dump("m")
+    assert len(payload) < 100000
+    with pytest.raises(ResponseError, match="Bad data format"):
+        c.restore("m3", 0, payload)
+    assert c.exists("m2") == 0 and c.exists("m3") == 0
+    assert c.restore("k2", 0, c.dump("k"))
 
 
 def test_memory_grows_with_the_digest(r):
