@@ -31,15 +31,6 @@
 #include "td_reads.h"
 #include "td_type.h"
 
-#define E_PREFIX "ERR T-Digest: "
-#define E_NO_MEMORY E_PREFIX "Insufficient memory"
-
-static sk_tdigest *open_existing(RedisModuleCtx *ctx, RedisModuleString *name, int mode,
-                                 RedisModuleKey **key)
-{
-    return blob_open_existing(&td_family, ctx, name, mode, key);
-}
-
 
 /* ---- creation --------------------------------------------------------------- */
 
@@ -47,11 +38,11 @@ static int parse_compression(RedisModuleCtx *ctx, RedisModuleString *arg, long l
 {
     const char *error = NULL;
     if (RM_StringToLongLong(arg, out) != RM_OK)
-        error = E_PREFIX "error parsing compression parameter";
+        error = TD_E_PREFIX "error parsing compression parameter";
     else if (*out <= 0)
-        error = E_PREFIX "compression parameter needs to be a positive integer";
+        error = TD_E_PREFIX "compression parameter needs to be a positive integer";
     else if (*out > SK_TDIGEST_MAX_COMPRESSION) /* RedisBloom's capacity would overflow */
-        error = E_PREFIX "compression parameter needs to be at most 357913939";
+        error = TD_E_PREFIX "compression parameter needs to be at most 357913939";
     if (error != NULL)
         RM_ReplyWithError(ctx, error);
     return error == NULL ? RM_OK : RM_ERR;
@@ -68,9 +59,9 @@ static sk_tdigest *create_digest(RedisModuleCtx *ctx, long long compression)
     if (rc == SK_OK)
         return t;
     if (rc == SK_EBUDGET)
-        reply_over_key_limit(ctx, E_PREFIX, "t-digest", sk_tdigest_create_memory(&o));
+        reply_over_key_limit(ctx, TD_E_PREFIX, "t-digest", sk_tdigest_create_memory(&o));
     else
-        RM_ReplyWithError(ctx, E_PREFIX "allocation failed");
+        RM_ReplyWithError(ctx, TD_E_PREFIX "allocation failed");
     return NULL;
 }
 
@@ -86,10 +77,10 @@ static int cmd_create(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     sk_tdigest *t = NULL;
     if (kind != RM_KEYTYPE_EMPTY)
         RM_ReplyWithError(ctx, kind == RM_KEYTYPE_MODULE && RM_ModuleTypeGetType(key) == td_type
-                                   ? E_PREFIX "key already exists"
+                                   ? TD_E_PREFIX "key already exists"
                                    : RM_WRONGTYPE);
     else if (argc == 4 && !arg_is(argv[2], "COMPRESSION") && !arg_is(argv[3], "COMPRESSION"))
-        RM_ReplyWithError(ctx, E_PREFIX "wrong keyword");
+        RM_ReplyWithError(ctx, TD_E_PREFIX "wrong keyword");
     else if (argc == 2 || parse_compression(ctx, argv[3], &compression) == RM_OK)
         t = create_digest(ctx, compression);
     if (t == NULL) {
@@ -112,18 +103,18 @@ static int cmd_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (argc < 3)
         return RM_WrongArity(ctx);
     RedisModuleKey *key;
-    sk_tdigest *t = open_existing(ctx, argv[1], RM_READ | RM_WRITE, &key);
+    sk_tdigest *t = td_open_existing(ctx, argv[1], RM_READ | RM_WRITE, &key);
     if (t == NULL)
         return RM_OK;
     int n = argc - 2;
     double stack[32];
     double *values = n <= 32 ? stack : RM_TryAlloc((size_t)n * sizeof *values);
-    const char *error = values == NULL ? E_NO_MEMORY : NULL;
+    const char *error = values == NULL ? TD_E_NO_MEMORY : NULL;
     for (int i = 0; error == NULL && i < n; i++) {
         if (RM_StringToDouble(argv[2 + i], &values[i]) != RM_OK || isnan(values[i]))
-            error = E_PREFIX "error parsing val parameter";
+            error = TD_E_PREFIX "error parsing val parameter";
         else if (!isfinite(values[i]))
-            error = E_PREFIX "val parameter needs to be a finite number";
+            error = TD_E_PREFIX "val parameter needs to be a finite number";
     }
     int added = 0, rc = SK_OK;
     while (error == NULL && added < n && (rc = sk_tdigest_add(t, values[added], 1)) == SK_OK)
@@ -139,7 +130,7 @@ static int cmd_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
             RM_Replicate(ctx, "TDIGEST.ADD", "sv", argv[1], argv + 2, (size_t)added);
     }
     if (error == NULL && rc != SK_OK)
-        error = rc == SK_ENOMEM ? E_NO_MEMORY : E_PREFIX "overflow detected";
+        error = rc == SK_ENOMEM ? TD_E_NO_MEMORY : TD_E_PREFIX "overflow detected";
     return error != NULL ? RM_ReplyWithError(ctx, error) : RM_ReplyWithSimpleString(ctx, "OK");
 }
 
@@ -149,7 +140,7 @@ static int cmd_reset(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (argc != 2)
         return RM_WrongArity(ctx);
     RedisModuleKey *key;
-    sk_tdigest *t = open_existing(ctx, argv[1], RM_READ | RM_WRITE, &key);
+    sk_tdigest *t = td_open_existing(ctx, argv[1], RM_READ | RM_WRITE, &key);
     if (t == NULL)
         return RM_OK;
     sk_tdigest_clear(t);
@@ -166,7 +157,7 @@ static int cmd_compress(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (argc != 2)
         return RM_WrongArity(ctx);
     RedisModuleKey *key;
-    sk_tdigest *t = open_existing(ctx, argv[1], RM_READ | RM_WRITE, &key);
+    sk_tdigest *t = td_open_existing(ctx, argv[1], RM_READ | RM_WRITE, &key);
     if (t == NULL)
         return RM_OK;
     int changed = sk_tdigest_compress(t);
@@ -207,9 +198,9 @@ static int parse_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
                        const sk_tdigest *dst, struct merge_request *m)
 {
     if (RM_StringToLongLong(argv[2], &m->numkeys) != RM_OK)
-        return RM_ReplyWithError(ctx, E_PREFIX "error parsing numkeys"), RM_ERR;
+        return RM_ReplyWithError(ctx, TD_E_PREFIX "error parsing numkeys"), RM_ERR;
     if (m->numkeys <= 0)
-        return RM_ReplyWithError(ctx, E_PREFIX "numkeys needs to be a positive integer"), RM_ERR;
+        return RM_ReplyWithError(ctx, TD_E_PREFIX "numkeys needs to be a positive integer"), RM_ERR;
     if (m->numkeys > argc - 3)
         return RM_WrongArity(ctx), RM_ERR;
     sk_tdigest_info info;
@@ -235,7 +226,7 @@ static int parse_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
             m->compression = 0;
         }
     } else if (at < 0) {
-        return RM_ReplyWithError(ctx, E_PREFIX "wrong keyword"), RM_ERR;
+        return RM_ReplyWithError(ctx, TD_E_PREFIX "wrong keyword"), RM_ERR;
     }
     return RM_OK;
 }
@@ -249,11 +240,11 @@ static int merge_sources(RedisModuleCtx *ctx, RedisModuleString **argv, sk_tdige
         RedisModuleString *name = argv[3 + i];
         if (same_name(name, argv[1])) {
             if (dst == NULL)
-                return RM_ReplyWithError(ctx, E_PREFIX "key does not exist"), RM_ERR;
+                return RM_ReplyWithError(ctx, TD_E_PREFIX "key does not exist"), RM_ERR;
             srcs[i] = dst;
         } else {
             RedisModuleKey *key;
-            if ((srcs[i] = open_existing(ctx, name, RM_READ, &key)) == NULL)
+            if ((srcs[i] = td_open_existing(ctx, name, RM_READ, &key)) == NULL)
                 return RM_ERR;
             RM_CloseKey(key); /* the value stays while the command runs */
         }
@@ -295,7 +286,7 @@ static sk_tdigest *merge_into_new(RedisModuleCtx *ctx, sk_tdigest *dst, sk_tdige
     }
     if (rc != SK_OK) {
         sk_tdigest_free(out);
-        RM_ReplyWithError(ctx, rc == SK_ENOMEM ? E_NO_MEMORY : E_PREFIX "overflow detected");
+        RM_ReplyWithError(ctx, rc == SK_ENOMEM ? TD_E_NO_MEMORY : TD_E_PREFIX "overflow detected");
         return NULL;
     }
     return out;
@@ -317,11 +308,11 @@ static int cmd_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (parse_merge(ctx, argv, argc, dst, &m) != RM_OK)
         return RM_OK;
     if ((srcs = RM_TryAlloc((size_t)m.numkeys * sizeof *srcs)) == NULL)
-        RM_ReplyWithError(ctx, E_NO_MEMORY);
+        RM_ReplyWithError(ctx, TD_E_NO_MEMORY);
     else if (merge_sources(ctx, argv, dst, &m, srcs) != RM_OK)
         ;
     else if (!weights_fit(srcs, m.numkeys, m.override ? NULL : dst))
-        RM_ReplyWithError(ctx, E_PREFIX "overflow detected");
+        RM_ReplyWithError(ctx, TD_E_PREFIX "overflow detected");
     else
         out = merge_into_new(ctx, dst, srcs, &m);
     RM_Free(srcs);
@@ -354,7 +345,7 @@ static int cmd_import(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         uint64_t full = td_full_memory(t), limit = key_limit(ctx);
         sk_tdigest_free(t);
         if (limit != 0 && full > limit)
-            return reply_over_key_limit(ctx, E_PREFIX, "t-digest", full);
+            return reply_over_key_limit(ctx, TD_E_PREFIX, "t-digest", full);
     }
     return blob_import_command(&td_family, ctx, argv, argc);
 }

@@ -23,15 +23,6 @@
 #include "td_reads.h"
 #include "td_type.h"
 
-#define E_PREFIX "ERR T-Digest: "
-#define E_NO_MEMORY E_PREFIX "Insufficient memory"
-
-static sk_tdigest *open_existing(RedisModuleCtx *ctx, RedisModuleString *name, int mode,
-                                 RedisModuleKey **key)
-{
-    return blob_open_existing(&td_family, ctx, name, mode, key);
-}
-
 /* Merges the buffer where RedisBloom's read would: in place on a primary,
  * sent on as TDIGEST.COMPRESS when it changed the digest; a replica's read
  * works on a copy instead (the library's reads make one). */
@@ -51,7 +42,7 @@ static int min_max(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, int 
     if (argc != 2)
         return RM_WrongArity(ctx);
     RedisModuleKey *key;
-    sk_tdigest *t = open_existing(ctx, argv[1], RM_READ, &key);
+    sk_tdigest *t = td_open_existing(ctx, argv[1], RM_READ, &key);
     if (t == NULL)
         return RM_OK;
     sk_tdigest_info info;
@@ -105,7 +96,7 @@ static int open_read(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, in
 {
     if (argc < 3)
         return RM_WrongArity(ctx), RM_ERR;
-    if ((r->t = open_existing(ctx, argv[1], RM_READ, &r->key)) == NULL)
+    if ((r->t = td_open_existing(ctx, argv[1], RM_READ, &r->key)) == NULL)
         return RM_ERR;
     r->n = argc - 2;
     r->out = r->n <= READ_ARGS_ON_STACK
@@ -113,7 +104,7 @@ static int open_read(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, in
                  : RM_TryAlloc((size_t)r->n * (sizeof *r->out + sizeof *r->x));
     r->x = r->out == NULL ? NULL : r->out + r->n;
     r->rank = (int64_t *)r->x;
-    const char *error = r->out == NULL ? E_NO_MEMORY : NULL;
+    const char *error = r->out == NULL ? TD_E_NO_MEMORY : NULL;
     for (int i = 0; error == NULL && i < r->n; i++) {
         long long v;
         if (!as_rank && (RM_StringToDouble(argv[2 + i], &r->x[i]) != RM_OK || isnan(r->x[i])))
@@ -121,7 +112,7 @@ static int open_read(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, in
         else if (as_rank && RM_StringToLongLong(argv[2 + i], &v) != RM_OK)
             error = parse_error;
         else if (as_rank && (r->rank[i] = v) < 0)
-            error = E_PREFIX "rank needs to be non negative";
+            error = TD_E_PREFIX "rank needs to be non negative";
     }
     if (error == NULL)
         return RM_OK;
@@ -133,18 +124,18 @@ static int open_read(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, in
 int td_cmd_quantile(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     struct read_args r;
-    if (open_read(ctx, argv, argc, 0, E_PREFIX "error parsing quantile", &r) != RM_OK)
+    if (open_read(ctx, argv, argc, 0, TD_E_PREFIX "error parsing quantile", &r) != RM_OK)
         return RM_OK;
     for (int i = 0; i < r.n; i++)
         if (!(r.x[i] >= 0 && r.x[i] <= 1)) {
             close_read(&r);
-            return RM_ReplyWithError(ctx, E_PREFIX "quantile should be in [0,1]");
+            return RM_ReplyWithError(ctx, TD_E_PREFIX "quantile should be in [0,1]");
         }
     sk_tdigest_info info;
     sk_tdigest_get_info(r.t, &info);
     compress_as_read(ctx, argv[1], r.t, &info);
     int rc = sk_tdigest_quantiles(r.t, r.x, r.out, (size_t)r.n);
-    rc == SK_OK ? reply_doubles(ctx, r.out, r.n) : RM_ReplyWithError(ctx, E_NO_MEMORY);
+    rc == SK_OK ? reply_doubles(ctx, r.out, r.n) : RM_ReplyWithError(ctx, TD_E_NO_MEMORY);
     close_read(&r);
     return RM_OK;
 }
@@ -153,13 +144,13 @@ int td_cmd_quantile(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 int td_cmd_cdf(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     struct read_args r;
-    if (open_read(ctx, argv, argc, 0, E_PREFIX "error parsing cdf", &r) != RM_OK)
+    if (open_read(ctx, argv, argc, 0, TD_E_PREFIX "error parsing cdf", &r) != RM_OK)
         return RM_OK;
     sk_tdigest_info info;
     sk_tdigest_get_info(r.t, &info);
     compress_as_read(ctx, argv[1], r.t, &info);
     int rc = sk_tdigest_cdf(r.t, r.x, r.out, (size_t)r.n);
-    rc == SK_OK ? reply_doubles(ctx, r.out, r.n) : RM_ReplyWithError(ctx, E_NO_MEMORY);
+    rc == SK_OK ? reply_doubles(ctx, r.out, r.n) : RM_ReplyWithError(ctx, TD_E_NO_MEMORY);
     close_read(&r);
     return RM_OK;
 }
@@ -169,7 +160,7 @@ int td_cmd_cdf(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 static int rank_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, int reverse)
 {
     struct read_args r;
-    if (open_read(ctx, argv, argc, 0, E_PREFIX "error parsing value", &r) != RM_OK)
+    if (open_read(ctx, argv, argc, 0, TD_E_PREFIX "error parsing value", &r) != RM_OK)
         return RM_OK;
     sk_tdigest_info info;
     sk_tdigest_get_info(r.t, &info);
@@ -181,7 +172,7 @@ static int rank_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
         }
     int64_t *ranks = (int64_t *)r.out;
     if (sk_tdigest_rank(r.t, r.x, ranks, (size_t)r.n, reverse) != SK_OK) {
-        RM_ReplyWithError(ctx, E_NO_MEMORY);
+        RM_ReplyWithError(ctx, TD_E_NO_MEMORY);
     } else {
         RM_ReplyWithArray(ctx, r.n);
         for (int i = 0; i < r.n; i++)
@@ -206,7 +197,7 @@ int td_cmd_revrank(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 static int by_rank_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, int reverse)
 {
     struct read_args r;
-    if (open_read(ctx, argv, argc, 1, E_PREFIX "error parsing rank", &r) != RM_OK)
+    if (open_read(ctx, argv, argc, 1, TD_E_PREFIX "error parsing rank", &r) != RM_OK)
         return RM_OK;
     sk_tdigest_info info;
     sk_tdigest_get_info(r.t, &info);
@@ -217,7 +208,7 @@ static int by_rank_command(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
             break;
         }
     int rc = sk_tdigest_by_rank(r.t, r.rank, r.out, (size_t)r.n, reverse);
-    rc == SK_OK ? reply_doubles(ctx, r.out, r.n) : RM_ReplyWithError(ctx, E_NO_MEMORY);
+    rc == SK_OK ? reply_doubles(ctx, r.out, r.n) : RM_ReplyWithError(ctx, TD_E_NO_MEMORY);
     close_read(&r);
     return RM_OK;
 }
@@ -238,25 +229,25 @@ int td_cmd_trimmed_mean(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (argc != 4)
         return RM_WrongArity(ctx);
     RedisModuleKey *key;
-    sk_tdigest *t = open_existing(ctx, argv[1], RM_READ, &key);
+    sk_tdigest *t = td_open_existing(ctx, argv[1], RM_READ, &key);
     if (t == NULL)
         return RM_OK;
     double lo, hi, mean;
     const char *error = NULL;
     if (RM_StringToDouble(argv[2], &lo) != RM_OK)
-        error = E_PREFIX "error parsing low_cut_percentile";
+        error = TD_E_PREFIX "error parsing low_cut_percentile";
     else if (RM_StringToDouble(argv[3], &hi) != RM_OK)
-        error = E_PREFIX "error parsing high_cut_percentile";
+        error = TD_E_PREFIX "error parsing high_cut_percentile";
     else if (lo < 0 || lo > 1 || hi < 0 || hi > 1)
-        error = E_PREFIX "low_cut_percentile and high_cut_percentile should be in [0,1]";
+        error = TD_E_PREFIX "low_cut_percentile and high_cut_percentile should be in [0,1]";
     else if (lo >= hi)
-        error = E_PREFIX "low_cut_percentile should be lower than high_cut_percentile";
+        error = TD_E_PREFIX "low_cut_percentile should be lower than high_cut_percentile";
     if (error == NULL) {
         sk_tdigest_info info;
         sk_tdigest_get_info(t, &info);
         compress_as_read(ctx, argv[1], t, &info);
         if (sk_tdigest_trimmed_mean(t, lo, hi, &mean) != SK_OK)
-            error = E_NO_MEMORY;
+            error = TD_E_NO_MEMORY;
     }
     RM_CloseKey(key);
     return error != NULL ? RM_ReplyWithError(ctx, error) : RM_ReplyWithDouble(ctx, mean);
@@ -269,7 +260,7 @@ int td_cmd_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (argc != 2)
         return RM_WrongArity(ctx);
     RedisModuleKey *key;
-    sk_tdigest *t = open_existing(ctx, argv[1], RM_READ, &key);
+    sk_tdigest *t = td_open_existing(ctx, argv[1], RM_READ, &key);
     if (t == NULL)
         return RM_OK;
     sk_tdigest_info info;

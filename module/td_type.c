@@ -38,8 +38,14 @@ static int deserialize(void **out, const void *buf, size_t len, const sk_allocat
 }
 
 const struct blob_family td_family = {"t-digest", "TDIGEST.IMPORT", "tdigest.import",
-                                      "ERR T-Digest: ", "ERR T-Digest: key does not exist",
+                                      TD_E_PREFIX, TD_E_PREFIX "key does not exist",
                                       &td_type, size_of, serialize, deserialize};
+
+sk_tdigest *td_open_existing(RedisModuleCtx *ctx, RedisModuleString *name, int mode,
+                             RedisModuleKey **key)
+{
+    return blob_open_existing(&td_family, ctx, name, mode, key);
+}
 
 static void td_rdb_save(RedisModuleIO *io, void *value)
 {

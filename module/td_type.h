@@ -10,8 +10,17 @@
 #include "rm_api.h"
 #include "sketch.h"
 
+/* RedisBloom's prefix of every TDIGEST.* error. */
+#define TD_E_PREFIX "ERR T-Digest: "
+#define TD_E_NO_MEMORY TD_E_PREFIX "Insufficient memory"
+
 extern RedisModuleType *td_type;
 extern const struct blob_family td_family;
+
+/* Opens a key that must hold a digest, for TDIGEST.* (td_commands.c,
+ * td_reads.c): NULL after replying the error. */
+sk_tdigest *td_open_existing(RedisModuleCtx *ctx, RedisModuleString *name, int mode,
+                             RedisModuleKey **key);
 
 /* The weight a digest holds, centroids and buffer. */
 int64_t td_total_weight(const sk_tdigest *t);
