@@ -71,13 +71,9 @@ static void behave(sk_cuckoo *c)
 
 static void deserialize(const uint8_t *data, size_t size, int fix)
 {
-    size_t len = 4 + size;
-    uint8_t *buf = malloc(len);
-    FUZZ_CHECK(buf != NULL);
-    memcpy(buf, SK_CUCKOO_MAGIC, 4);
-    memcpy(buf + 4, data, size);
-    if (fix)
-        fuzz_fix_cuckoo_checksum(buf, len);
+    size_t len;
+    uint8_t *buf = fuzz_framed(SK_CUCKOO_MAGIC, data, size,
+                               fix ? fuzz_fix_cuckoo_checksum : NULL, &len);
     sk_cuckoo *c;
     if (sk_cuckoo_deserialize(&c, buf, len, NULL) == SK_OK) {
         size_t len2;

@@ -80,13 +80,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
-    size_t len = 4 + size - 1;
-    uint8_t *buf = malloc(len);
-    FUZZ_CHECK(buf != NULL);
-    memcpy(buf, SK_TDIGEST_MAGIC, 4);
-    memcpy(buf + 4, data + 1, size - 1);
-    if (data[0] & 1)
-        fuzz_fix_tdigest_checksum(buf, len);
+    size_t len;
+    uint8_t *buf = fuzz_framed(SK_TDIGEST_MAGIC, data + 1, size - 1,
+                               data[0] & 1 ? fuzz_fix_tdigest_checksum : NULL, &len);
     sk_tdigest *t;
     if (sk_tdigest_deserialize(&t, buf, len, NULL) == SK_OK) {
         behave(t, buf, len);

@@ -44,13 +44,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size == 0)
         return 0;
-    size_t len = 4 + size - 1;
-    uint8_t *buf = malloc(len);
-    FUZZ_CHECK(buf != NULL);
-    memcpy(buf, SK_TOPK_MAGIC, 4);
-    memcpy(buf + 4, data + 1, size - 1);
-    if (data[0] & 1)
-        fuzz_fix_topk_checksum(buf, len);
+    size_t len;
+    uint8_t *buf = fuzz_framed(SK_TOPK_MAGIC, data + 1, size - 1,
+                               data[0] & 1 ? fuzz_fix_topk_checksum : NULL, &len);
     sk_topk *t;
     if (sk_topk_deserialize(&t, buf, len, NULL) == SK_OK) {
         behave(t, buf, len);

@@ -61,64 +61,61 @@ static inline void fuzz_fix_hll_checksum(uint8_t *buf, size_t len)
                             XXH32(buf, SK_HLL_OFF_CHECKSUM, 0)));
 }
 
-/* Sets the checksum of a serialized count-min sketch (docs/cms-format.md). */
-static inline void fuzz_fix_cms_checksum(uint8_t *buf, size_t len)
+/* Sets the XXH3-64 checksum that the count-min, top-k, Cuckoo and t-digest
+ * formats keep at `at`: of the header up to it, then everything after the
+ * header of `header` bytes. */
+static inline void fuzz_fix_xxh3_checksum(uint8_t *buf, size_t len, size_t at, size_t header)
 {
-    if (len < SK_CMS_HEADER_SIZE)
+    if (len < header)
         return;
     XXH3_state_t *state = XXH3_createState();
     if (state == NULL)
         return;
     XXH3_64bits_reset(state);
-    XXH3_64bits_update(state, buf, SK_CMS_OFF_CHECKSUM);
-    XXH3_64bits_update(state, buf + SK_CMS_HEADER_SIZE, len - SK_CMS_HEADER_SIZE);
-    sk_store_le64(buf + SK_CMS_OFF_CHECKSUM, XXH3_64bits_digest(state));
+    XXH3_64bits_update(state, buf, at);
+    XXH3_64bits_update(state, buf + header, len - header);
+    sk_store_le64(buf + at, XXH3_64bits_digest(state));
     XXH3_freeState(state);
+}
+
+/* Sets the checksum of a serialized count-min sketch (docs/cms-format.md). */
+static inline void fuzz_fix_cms_checksum(uint8_t *buf, size_t len)
+{
+    fuzz_fix_xxh3_checksum(buf, len, SK_CMS_OFF_CHECKSUM, SK_CMS_HEADER_SIZE);
 }
 
 /* Sets the checksum of a serialized top-k sketch (docs/topk-format.md). */
 static inline void fuzz_fix_topk_checksum(uint8_t *buf, size_t len)
 {
-    if (len < SK_TOPK_HEADER_SIZE)
-        return;
-    XXH3_state_t *state = XXH3_createState();
-    if (state == NULL)
-        return;
-    XXH3_64bits_reset(state);
-    XXH3_64bits_update(state, buf, SK_TOPK_OFF_CHECKSUM);
-    XXH3_64bits_update(state, buf + SK_TOPK_HEADER_SIZE, len - SK_TOPK_HEADER_SIZE);
-    sk_store_le64(buf + SK_TOPK_OFF_CHECKSUM, XXH3_64bits_digest(state));
-    XXH3_freeState(state);
+    fuzz_fix_xxh3_checksum(buf, len, SK_TOPK_OFF_CHECKSUM, SK_TOPK_HEADER_SIZE);
 }
 
 /* Sets the checksum of a serialized Cuckoo filter (docs/cuckoo-format.md). */
 static inline void fuzz_fix_cuckoo_checksum(uint8_t *buf, size_t len)
 {
-    if (len < SK_CUCKOO_HEADER_SIZE)
-        return;
-    XXH3_state_t *state = XXH3_createState();
-    if (state == NULL)
-        return;
-    XXH3_64bits_reset(state);
-    XXH3_64bits_update(state, buf, SK_CUCKOO_OFF_CHECKSUM);
-    XXH3_64bits_update(state, buf + SK_CUCKOO_HEADER_SIZE, len - SK_CUCKOO_HEADER_SIZE);
-    sk_store_le64(buf + SK_CUCKOO_OFF_CHECKSUM, XXH3_64bits_digest(state));
-    XXH3_freeState(state);
+    fuzz_fix_xxh3_checksum(buf, len, SK_CUCKOO_OFF_CHECKSUM, SK_CUCKOO_HEADER_SIZE);
 }
 
 /* Sets the checksum of a serialized t-digest (docs/tdigest-format.md). */
 static inline void fuzz_fix_tdigest_checksum(uint8_t *buf, size_t len)
 {
-    if (len < SK_TDIGEST_HEADER_SIZE)
-        return;
-    XXH3_state_t *state = XXH3_createState();
-    if (state == NULL)
-        return;
-    XXH3_64bits_reset(state);
-    XXH3_64bits_update(state, buf, SK_TDIGEST_OFF_CHECKSUM);
-    XXH3_64bits_update(state, buf + SK_TDIGEST_HEADER_SIZE, len - SK_TDIGEST_HEADER_SIZE);
-    sk_store_le64(buf + SK_TDIGEST_OFF_CHECKSUM, XXH3_64bits_digest(state));
-    XXH3_freeState(state);
+    fuzz_fix_xxh3_checksum(buf, len, SK_TDIGEST_OFF_CHECKSUM, SK_TDIGEST_HEADER_SIZE);
+}
+
+/* A serialized form to read: the 4-byte magic, then the input's bytes, its
+ * checksum made right by fix if fix is not NULL; *len its length. */
+static inline uint8_t *fuzz_framed(const char *magic, const uint8_t *data, size_t size,
+                                   void (*fix)(uint8_t *, size_t), size_t *len)
+{
+    *len = 4 + size;
+    uint8_t *buf = malloc(*len);
+    FUZZ_CHECK(buf != NULL);
+    memcpy(buf, magic, 4);
+    if (size > 0)
+        memcpy(buf + 4, data, size);
+    if (fix != NULL)
+        fix(buf, *len);
+    return buf;
 }
 
 /* The layer count of a Bloom file or dump whose header and layer table are
