@@ -18,5 +18,7 @@
 #include "sketch/cuckoo.h"
 #include "sketch/tdigest.h"
 #include "sketch/tdigest_extra.h"
+#include "sketch/sbchain.h"
+#include "sketch/redisbloom.h"
 
 #endif
