@@ -35,10 +35,12 @@ void harness_delete(const char *key, size_t keylen);
 /* Removes every key. */
 void harness_flush(void);
 
-/* The data types the module registered, in its order: 0 the Bloom filter,
- * 1 HyperLogLog, 2 the count-min sketch, 3 top-k, 4 the Cuckoo filter,
- * 5 the t-digest. */
-#define HARNESS_TYPES 6
+/* The data types the module registers: 0 the Bloom filter, 1 HyperLogLog,
+ * 2 the count-min sketch, 3 top-k, 4 the Cuckoo filter, 5 the t-digest,
+ * then RedisBloom's types: 6 its Bloom filter (MBbloom--), 7 count-min
+ * sketch, 8 top-k, 9 Cuckoo filter, 10 t-digest. */
+#define HARNESS_TYPES 11
+#define HARNESS_REDISBLOOM_FIRST 6
 const RedisModuleTypeMethods *harness_type(int which);
 /* The encoding version it registered, which rdb_save writes. */
 int harness_encver(int which);

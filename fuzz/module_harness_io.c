@@ -107,6 +107,36 @@ char *h_LoadStringBuffer(RedisModuleIO *rio, size_t *len)
     return buf;
 }
 
+/* Signed and double fields are the unsigned field's 8 bytes, as Redis
+ * writes a double's bits and a signed value's two's complement. */
+void h_SaveSigned(RedisModuleIO *rio, int64_t value)
+{
+    h_SaveUnsigned(rio, (uint64_t)value);
+}
+
+int64_t h_LoadSigned(RedisModuleIO *rio)
+{
+    uint64_t v = h_LoadUnsigned(rio);
+    int64_t out;
+    memcpy(&out, &v, sizeof out);
+    return out;
+}
+
+void h_SaveDouble(RedisModuleIO *rio, double value)
+{
+    uint64_t v;
+    memcpy(&v, &value, sizeof v);
+    h_SaveUnsigned(rio, v);
+}
+
+double h_LoadDouble(RedisModuleIO *rio)
+{
+    uint64_t v = h_LoadUnsigned(rio);
+    double out;
+    memcpy(&out, &v, sizeof out);
+    return out;
+}
+
 int h_IsIOError(RedisModuleIO *rio)
 {
     return ((struct harness_io *)(void *)rio)->error;

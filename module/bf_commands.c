@@ -33,11 +33,16 @@
  * A key whose BF.LOADCHUNK restore has not finished holds a filter with some
  * of its bits: it takes nothing but the restore's next chunks, and answers
  * no query, until the last chunk completes it (docs/redis-module.md).
+ *
+ * A key of RedisBloom's type (loaded from RedisBloom, or made while the
+ * redisbloom-types setting is on) holds RedisBloom's own filter; each
+ * command parses its arguments here and hands such a key to bf_chain.c.
  */
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "bf_chain.h"
 #include "bf_commands.h"
 #include "bf_type.h"
 #include "common.h"
@@ -132,13 +137,35 @@ static int add_item(RedisModuleCtx *ctx, sk_bloom *f, RedisModuleString *item)
     return rc;
 }
 
+static int add_one(RedisModuleCtx *ctx, void *filter, RedisModuleString *item)
+{
+    return add_item(ctx, filter, item);
+}
+
 /* open_filter, refusing a filter whose restore has not finished. */
 static int open_complete(RedisModuleCtx *ctx, RedisModuleString *name, int mode,
-                         RedisModuleKey **key, sk_bloom **filter)
+                         RedisModuleKey **key, sk_bloom **filter, sk_sbchain **chain)
 {
-    if (open_filter(ctx, name, mode, key, filter) != RM_OK || refuse_restoring(ctx, *key, *filter))
+    if (open_filter(ctx, name, mode, key, filter, chain) != RM_OK ||
+        refuse_restoring(ctx, *key, *filter) || chain_refuse_restoring(ctx, *key, *chain))
         return RM_ERR;
     return RM_OK;
+}
+
+/* A new filter for an empty key, in the type new keys take: set in the
+ * key, or NULL after replying why not. */
+static void *create_in(RedisModuleCtx *ctx, RedisModuleKey *key, const struct bloom_params *p)
+{
+    if (module_config.redisbloom_types) {
+        sk_sbchain *c = chain_create(ctx, p->error_rate, p->capacity, p->expansion);
+        if (c != NULL)
+            RM_ModuleTypeSetValue(key, chain_type, c);
+        return c;
+    }
+    sk_bloom *f = create_filter(ctx, p);
+    if (f != NULL)
+        RM_ModuleTypeSetValue(key, bloom_type, f);
+    return f;
 }
 
 /* ---- arguments ------------------------------------------------------------ */
@@ -243,16 +270,15 @@ static int cmd_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (nonscaling)
         p.expansion = 0;
     sk_bloom *f;
+    sk_sbchain *c;
     RedisModuleKey *key;
-    if (open_filter(ctx, argv[1], RM_READ | RM_WRITE, &key, &f) != RM_OK)
+    if (open_filter(ctx, argv[1], RM_READ | RM_WRITE, &key, &f, &c) != RM_OK)
         return RM_OK;
     if (RM_KeyType(key) != RM_KEYTYPE_EMPTY) {
         RM_CloseKey(key);
         return RM_ReplyWithError(ctx, "ERR item exists");
     }
-    f = create_filter(ctx, &p);
-    if (f != NULL) {
-        RM_ModuleTypeSetValue(key, bloom_type, f);
+    if (create_in(ctx, key, &p) != NULL) {
         RM_NotifyKeyspaceEvent(ctx, RM_NOTIFY_GENERIC, "bf.reserve", argv[1]);
         RM_ReplicateVerbatim(ctx);
         RM_ReplyWithSimpleString(ctx, "OK");
@@ -278,7 +304,6 @@ static int add_items(RedisModuleCtx *ctx, sk_bloom *f, RedisModuleString **items
                      int single, int *applied)
 {
     int changed = 0;
-    long replies = 0;
     if (!single)
         RM_ReplyWithArray(ctx, RM_POSTPONED_ARRAY_LEN);
     sk_bloom_info info;
@@ -302,43 +327,35 @@ static int add_items(RedisModuleCtx *ctx, sk_bloom *f, RedisModuleString **items
         *applied = count;
         return changed;
     }
-    *applied = 0;
-    for (int i = 0; i < count; i++) {
-        int rc = add_item(ctx, f, items[i]);
-        replies++;
-        if (rc < 0)
-            break;
-        ++*applied;
-        changed |= rc;
-        RM_ReplyWithBool(ctx, rc);
-    }
-    if (!single)
-        RM_ReplySetArrayLength(ctx, replies);
-    return changed;
+    return add_each(ctx, f, add_one, items, count, single, applied);
 }
 
-/* Opens key for writing, creating a filter with p if it is empty. */
+/* Opens key for writing, creating a filter with p if it is empty: *f or
+ * *c is the filter. */
 static RedisModuleKey *open_or_create(RedisModuleCtx *ctx, RedisModuleString *name,
                                       const struct bloom_params *p, int nocreate,
-                                      sk_bloom **f, int *created)
+                                      sk_bloom **f, sk_sbchain **c, int *created)
 {
     RedisModuleKey *key;
     *created = 0;
-    if (open_complete(ctx, name, RM_READ | RM_WRITE, &key, f) != RM_OK)
+    if (open_complete(ctx, name, RM_READ | RM_WRITE, &key, f, c) != RM_OK)
         return NULL;
-    if (*f != NULL)
+    if (*f != NULL || *c != NULL)
         return key;
     if (nocreate) {
         RM_CloseKey(key);
         RM_ReplyWithError(ctx, "ERR not found");
         return NULL;
     }
-    *f = create_filter(ctx, p);
-    if (*f == NULL) {
+    void *made = create_in(ctx, key, p);
+    if (made == NULL) {
         RM_CloseKey(key);
         return NULL;
     }
-    RM_ModuleTypeSetValue(key, bloom_type, *f);
+    if (module_config.redisbloom_types)
+        *c = made;
+    else
+        *f = made;
     *created = 1;
     return key;
 }
@@ -384,12 +401,14 @@ static int add_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, 
         return RM_WrongArity(ctx);
     struct bloom_params p = default_params();
     sk_bloom *f;
+    sk_sbchain *c;
     int created;
-    RedisModuleKey *key = open_or_create(ctx, argv[1], &p, 0, &f, &created);
+    RedisModuleKey *key = open_or_create(ctx, argv[1], &p, 0, &f, &c, &created);
     if (key == NULL)
         return RM_OK;
     struct adds a = {created, &p, argv + 2, argc - 2, 0, 0};
-    a.changed = add_items(ctx, f, a.items, a.count, single, &a.applied);
+    a.changed = f != NULL ? add_items(ctx, f, a.items, a.count, single, &a.applied)
+                          : chain_add_items(ctx, c, a.items, a.count, single, &a.applied);
     added(ctx, argv[1], single ? "bf.add" : "bf.madd", &a);
     RM_CloseKey(key);
     return RM_OK;
@@ -447,12 +466,14 @@ static int cmd_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (nonscaling)
         p.expansion = 0;
     sk_bloom *f;
+    sk_sbchain *c;
     int created;
-    RedisModuleKey *key = open_or_create(ctx, argv[1], &p, nocreate, &f, &created);
+    RedisModuleKey *key = open_or_create(ctx, argv[1], &p, nocreate, &f, &c, &created);
     if (key == NULL)
         return RM_OK;
     struct adds a = {created, &p, argv + items, argc - items, 0, 0};
-    a.changed = add_items(ctx, f, a.items, a.count, 0, &a.applied);
+    a.changed = f != NULL ? add_items(ctx, f, a.items, a.count, 0, &a.applied)
+                          : chain_add_items(ctx, c, a.items, a.count, 0, &a.applied);
     added(ctx, argv[1], "bf.insert", &a);
     RM_CloseKey(key);
     return RM_OK;
@@ -466,9 +487,15 @@ static int exists_command(RedisModuleCtx *ctx, RedisModuleString **argv, int arg
     if (single ? argc != 3 : argc < 3)
         return RM_WrongArity(ctx);
     sk_bloom *f;
+    sk_sbchain *c;
     RedisModuleKey *key;
-    if (open_complete(ctx, argv[1], RM_READ, &key, &f) != RM_OK)
+    if (open_complete(ctx, argv[1], RM_READ, &key, &f, &c) != RM_OK)
         return RM_OK;
+    if (c != NULL) {
+        chain_exists(ctx, c, argv + 2, argc - 2, single);
+        RM_CloseKey(key);
+        return RM_OK;
+    }
     if (!single)
         RM_ReplyWithArray(ctx, argc - 2);
     const void *data[ITEM_BATCH];
@@ -501,7 +528,7 @@ static int cmd_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 
 int bloom_register(RedisModuleCtx *ctx)
 {
-    if (bloom_type_create(ctx) != RM_OK)
+    if (bloom_type_create(ctx) != RM_OK || chain_type_create(ctx) != RM_OK)
         return RM_ERR;
     static const struct command_entry commands[] = {
         {"bf.reserve", cmd_reserve, "write deny-oom"},

@@ -14,6 +14,7 @@
  * checks every sum, and a mismatch drops the key, on replicas too.
  */
 
+#include "bf_chain.h"
 #include "bf_commands.h"
 #include "bf_type.h"
 #include "common.h"
@@ -28,13 +29,20 @@ int bf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (argc != 3)
         return RM_WrongArity(ctx);
     RedisModuleKey *key;
-    sk_bloom *f = open_existing(ctx, argv[1], &key);
-    if (f == NULL || refuse_restoring(ctx, key, f))
+    sk_bloom *f;
+    sk_sbchain *c;
+    if (open_existing(ctx, argv[1], &key, &f, &c) != RM_OK || refuse_restoring(ctx, key, f) ||
+        chain_refuse_restoring(ctx, key, c))
         return RM_OK;
     long long iterator;
     if (RM_StringToLongLong(argv[2], &iterator) != RM_OK) {
         RM_CloseKey(key);
         return RM_ReplyWithError(ctx, "Second argument must be numeric");
+    }
+    if (c != NULL) {
+        chain_scandump(ctx, c, iterator);
+        RM_CloseKey(key);
+        return RM_OK;
     }
     uint64_t size = sk_bloom_dump_size(f);
     uint64_t start = iterator <= 0 ? 0 : (uint64_t)iterator - 1;
@@ -108,7 +116,23 @@ static int load_chunk(RedisModuleCtx *ctx, RedisModuleKey *key, sk_bloom *f, uin
     return RM_OK;
 }
 
-/* BF.LOADCHUNK key iterator data */
+/* The header of RedisBloom's BF.SCANDUMP, on an empty key. */
+static int load_chain_header(RedisModuleCtx *ctx, RedisModuleKey *key, const char *data,
+                             size_t len)
+{
+    int rc = chain_load_header(ctx, key, data, len);
+    if (rc == SK_OK)
+        return RM_OK;
+    if (rc == SK_EBUDGET)
+        reply_over_key_limit(ctx, "ERR ", "filter", 0);
+    else
+        RM_ReplyWithError(ctx, "ERR received bad data");
+    return RM_ERR;
+}
+
+/* BF.LOADCHUNK key iterator data. RedisBloom's dump gives its header with
+ * iterator 1, this module's with the offset after it, so 1 tells them
+ * apart; their chunks both end at iterator - 1. */
 int bf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc != 4)
@@ -118,21 +142,29 @@ int bf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     const char *data = RM_StringPtrLen(argv[3], &len);
     if (RM_StringToLongLong(argv[2], &iterator) != RM_OK)
         return RM_ReplyWithError(ctx, "ERR Second argument must be numeric");
-    if (iterator <= 0 || (uint64_t)iterator - 1 < len)
+    int chain_header = iterator == 1;
+    if (iterator <= 0 || (!chain_header && (uint64_t)iterator - 1 < len))
         return RM_ReplyWithError(ctx, "ERR received bad data");
-    uint64_t start = (uint64_t)iterator - 1 - len;
+    uint64_t start = chain_header ? 0 : (uint64_t)iterator - 1 - len;
     sk_bloom *f;
+    sk_sbchain *c;
     RedisModuleKey *key;
-    if (open_filter(ctx, argv[1], RM_READ | RM_WRITE, &key, &f) != RM_OK)
+    if (open_filter(ctx, argv[1], RM_READ | RM_WRITE, &key, &f, &c) != RM_OK)
         return RM_OK;
-    const char *refused = start == 0 && f != NULL ? "ERR item exists"
-                          : start != 0 && f == NULL ? "ERR not found"
-                                                    : NULL;
+    int held = f != NULL || c != NULL;
+    int header = chain_header || (start == 0 && c == NULL);
+    const char *refused = header && held ? "ERR item exists"
+                          : !header && !held ? "ERR not found"
+                                             : NULL;
     int rc = RM_ERR;
     if (refused != NULL)
         RM_ReplyWithError(ctx, refused);
-    else if (start == 0)
+    else if (chain_header)
+        rc = load_chain_header(ctx, key, data, len);
+    else if (header)
         rc = load_header(ctx, key, data, len);
+    else if (c != NULL)
+        rc = chain_load_chunk(ctx, c, iterator, data, len);
     else
         rc = load_chunk(ctx, key, f, start, data, len);
     if (rc == RM_OK) {

@@ -4,7 +4,9 @@
  * and BF.DEBUG, in RedisBloom's replies (RESP2 and RESP3).
  */
 #include <stdio.h>
+#include <string.h>
 
+#include "bf_chain.h"
 #include "bf_commands.h"
 #include "bf_type.h"
 #include "common.h"
@@ -13,29 +15,20 @@
  * their names. */
 #define DEBUG_LINE 192
 
-/* The filter at name and its info, or NULL once the error is replied. */
-static sk_bloom *existing_with_info(RedisModuleCtx *ctx, RedisModuleString *name,
-                                    RedisModuleKey **key, sk_bloom_info *info)
-{
-    sk_bloom *f = open_existing(ctx, name, key);
-    if (f != NULL)
-        sk_bloom_get_info(f, info);
-    return f;
-}
-
 /* BF.CARD key */
 int bf_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc != 2)
         return RM_WrongArity(ctx);
     sk_bloom *f;
+    sk_sbchain *c;
     RedisModuleKey *key;
-    if (open_filter(ctx, argv[1], RM_READ, &key, &f) != RM_OK)
+    if (open_filter(ctx, argv[1], RM_READ, &key, &f, &c) != RM_OK)
         return RM_OK;
     sk_bloom_info info = {0};
     if (f != NULL)
         sk_bloom_get_info(f, &info);
-    RM_ReplyWithLongLong(ctx, (long long)info.count);
+    RM_ReplyWithLongLong(ctx, (long long)(c != NULL ? chain_count(c) : info.count));
     RM_CloseKey(key);
     return RM_OK;
 }
@@ -49,16 +42,27 @@ int bf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (argc != 2 && argc != 3)
         return RM_WrongArity(ctx);
     RedisModuleKey *key;
-    sk_bloom_info info;
-    if (existing_with_info(ctx, argv[1], &key, &info) == NULL)
+    sk_bloom *f;
+    sk_sbchain *c;
+    if (open_existing(ctx, argv[1], &key, &f, &c) != RM_OK)
         return RM_OK;
     static const char *const names[5] = {"Capacity", "Size", "Number of filters",
                                          "Number of items inserted", "Expansion rate"};
     static const char *const keywords[5] = {"CAPACITY", "SIZE", "FILTERS", "ITEMS",
                                             "EXPANSION"};
-    long long values[5] = {(long long)info.capacity, (long long)info.memory,
-                           (long long)info.layers, (long long)info.count,
-                           (long long)info.expansion};
+    long long values[5];
+    int nonscaling;
+    if (c != NULL) {
+        chain_info_values(c, values, &nonscaling);
+    } else {
+        sk_bloom_info info;
+        sk_bloom_get_info(f, &info);
+        long long mine[5] = {(long long)info.capacity, (long long)info.memory,
+                             (long long)info.layers, (long long)info.count,
+                             (long long)info.expansion};
+        memcpy(values, mine, sizeof values);
+        nonscaling = info.expansion == 0;
+    }
     int only = -1;
     if (argc == 3) {
         for (int i = 0; i < 5; i++)
@@ -79,7 +83,7 @@ int bf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
             continue;
         if (named)
             RM_ReplyWithSimpleString(ctx, names[i]);
-        if (i == 4 && info.expansion == 0)
+        if (i == 4 && nonscaling)
             RM_ReplyWithNull(ctx);
         else
             RM_ReplyWithLongLong(ctx, values[i]);
@@ -95,10 +99,17 @@ int bf_debug(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (argc != 2)
         return RM_WrongArity(ctx);
     RedisModuleKey *key;
-    sk_bloom_info info;
-    sk_bloom *f = existing_with_info(ctx, argv[1], &key, &info);
-    if (f == NULL)
+    sk_bloom *f;
+    sk_sbchain *c;
+    if (open_existing(ctx, argv[1], &key, &f, &c) != RM_OK)
         return RM_OK;
+    if (c != NULL) {
+        chain_debug(ctx, c);
+        RM_CloseKey(key);
+        return RM_OK;
+    }
+    sk_bloom_info info;
+    sk_bloom_get_info(f, &info);
     char line[DEBUG_LINE];
     RM_ReplyWithArray(ctx, 1 + (long)info.layers);
     int n = snprintf(line, sizeof line, "size:%llu", (unsigned long long)info.count);

@@ -24,6 +24,7 @@
  */
 #include "bf_type.h"
 
+#include "bf_chain.h"
 #include "common.h"
 
 #define SAVE_PIECE (64u << 10)
@@ -34,15 +35,22 @@
 RedisModuleType *bloom_type;
 
 /* See bf_type.h. */
-int open_filter(RedisModuleCtx *ctx, RedisModuleString *name, int mode,
-                       RedisModuleKey **key, sk_bloom **filter)
+int open_filter(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisModuleKey **key,
+                sk_bloom **filter, sk_sbchain **chain)
 {
     *key = RM_OpenKey(ctx, name, mode);
     *filter = NULL;
+    if (chain != NULL)
+        *chain = NULL;
     int type = RM_KeyType(*key);
     if (type == RM_KEYTYPE_EMPTY)
         return RM_OK;
-    if (type != RM_KEYTYPE_MODULE || RM_ModuleTypeGetType(*key) != bloom_type) {
+    RedisModuleType *held = type == RM_KEYTYPE_MODULE ? RM_ModuleTypeGetType(*key) : NULL;
+    if (held == chain_type && chain != NULL) {
+        *chain = RM_ModuleTypeGetValue(*key);
+        return RM_OK;
+    }
+    if (held != bloom_type) {
         RM_CloseKey(*key);
         RM_ReplyWithError(ctx, RM_WRONGTYPE);
         return RM_ERR;
@@ -52,16 +60,38 @@ int open_filter(RedisModuleCtx *ctx, RedisModuleString *name, int mode,
 }
 
 /* See bf_type.h. */
-sk_bloom *open_existing(RedisModuleCtx *ctx, RedisModuleString *name, RedisModuleKey **key)
+int open_existing(RedisModuleCtx *ctx, RedisModuleString *name, RedisModuleKey **key,
+                  sk_bloom **filter, sk_sbchain **chain)
 {
-    sk_bloom *f;
-    if (open_filter(ctx, name, RM_READ, key, &f) != RM_OK)
-        return NULL;
-    if (f == NULL) {
+    if (open_filter(ctx, name, RM_READ, key, filter, chain) != RM_OK)
+        return RM_ERR;
+    if (*filter == NULL && (chain == NULL || *chain == NULL)) {
         RM_CloseKey(*key);
         RM_ReplyWithError(ctx, "ERR not found");
+        return RM_ERR;
     }
-    return f;
+    return RM_OK;
+}
+
+/* See bf_type.h. */
+int add_each(RedisModuleCtx *ctx, void *filter, add_one_fn one, RedisModuleString **items,
+             int count, int single, int *applied)
+{
+    int changed = 0;
+    long replies = 0;
+    *applied = 0;
+    for (int i = 0; i < count; i++) {
+        int rc = one(ctx, filter, items[i]);
+        replies++;
+        if (rc < 0)
+            break;
+        ++*applied;
+        changed |= rc;
+        RM_ReplyWithBool(ctx, rc);
+    }
+    if (!single)
+        RM_ReplySetArrayLength(ctx, replies);
+    return changed;
 }
 
 /* See bf_type.h. */

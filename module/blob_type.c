@@ -10,20 +10,59 @@
 #include <stdio.h>
 
 #include "common.h"
+#include "rb_io.h"
 
 #define SAVE_BUFFER (64u << 10)
 #define ENCODING_VERSION 0
 
+int blob_holds(const struct blob_family *f, RedisModuleKey *key)
+{
+    if (RM_KeyType(key) != RM_KEYTYPE_MODULE)
+        return 0;
+    RedisModuleType *type = RM_ModuleTypeGetType(key);
+    return type == *f->type || type == *f->rb_type;
+}
+
+RedisModuleType *blob_type_for(const struct blob_family *f, RedisModuleKey *key)
+{
+    if (blob_holds(f, key))
+        return RM_ModuleTypeGetType(key);
+    return module_config.redisbloom_types ? *f->rb_type : *f->type;
+}
+
+int blob_create_types(RedisModuleCtx *ctx, const struct blob_family *f, const char *name,
+                      const RedisModuleTypeMethods *methods,
+                      void *(*rb_rdb_load)(RedisModuleIO *io, int encver),
+                      void (*rb_rdb_save)(RedisModuleIO *io, void *value),
+                      void (*rb_aof_rewrite)(RedisModuleIO *io, RedisModuleString *key,
+                                             void *value))
+{
+    /* The server keeps the pointers it is given, not copies. */
+    static RedisModuleTypeMethods tables[8];
+    static size_t used;
+    if (used + 2 > sizeof tables / sizeof tables[0])
+        return RM_ERR;
+    RedisModuleTypeMethods *own = &tables[used++], *rb = &tables[used++];
+    *own = *methods;
+    *rb = *methods;
+    rb->rdb_load = rb_rdb_load;
+    rb->rdb_save = rb_rdb_save;
+    rb->aof_rewrite = rb_aof_rewrite;
+    *f->type = RM_CreateDataType(ctx, name, ENCODING_VERSION, own);
+    *f->rb_type = RM_CreateDataType(ctx, f->rb_name, f->rb_encver, rb);
+    return *f->type == NULL || *f->rb_type == NULL ? RM_ERR : RM_OK;
+}
+
 /* See blob_type.h. */
-int blob_open(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisModuleType *type,
-              RedisModuleKey **key, void **value)
+int blob_open(RedisModuleCtx *ctx, RedisModuleString *name, int mode,
+              const struct blob_family *f, RedisModuleKey **key, void **value)
 {
     *key = RM_OpenKey(ctx, name, mode);
     *value = NULL;
     int kind = RM_KeyType(*key);
     if (kind == RM_KEYTYPE_EMPTY)
         return RM_OK;
-    if (kind != RM_KEYTYPE_MODULE || RM_ModuleTypeGetType(*key) != type) {
+    if (!blob_holds(f, *key)) {
         RM_CloseKey(*key);
         RM_ReplyWithError(ctx, RM_WRONGTYPE);
         return RM_ERR;
@@ -37,7 +76,7 @@ void *blob_open_existing(const struct blob_family *f, RedisModuleCtx *ctx,
                          RedisModuleString *name, int mode, RedisModuleKey **key)
 {
     void *value;
-    if (blob_open(ctx, name, mode, *f->type, key, &value) != RM_OK)
+    if (blob_open(ctx, name, mode, f, key, &value) != RM_OK)
         return NULL;
     if (value == NULL) {
         RM_CloseKey(*key);
@@ -89,13 +128,8 @@ void *blob_rdb_load(const struct blob_family *f, RedisModuleIO *io, int encver)
     char *buf = RM_LoadStringBuffer(io, &len);
     if (buf == NULL || RM_IsIOError(io))
         return NULL;
-    /* RESTORE from a client gets the key's limit, which the string's size
-     * stands for; an RDB being loaded, or a replica given a key by its
-     * primary, none. */
-    int flags = RM_GetContextFlags(RM_GetContextFromIO(io));
-    uint64_t limit = flags & (RM_CTX_FLAGS_LOADING | RM_CTX_FLAGS_SLAVE)
-                         ? 0
-                         : (uint64_t)module_config.max_key_memory;
+    /* The string's size stands for the value's. */
+    uint64_t limit = restore_limit(io);
     if (limit != 0 && len > limit) {
         RM_Free(buf);
         RM_LogIOError(io, "warning", "sketch: RESTORE refused: the %s would take more than "
@@ -113,24 +147,60 @@ void *blob_rdb_load(const struct blob_family *f, RedisModuleIO *io, int encver)
     return value;
 }
 
+void blob_rb_rdb_save(const struct blob_family *f, RedisModuleIO *io, void *value)
+{
+    sk_rdb_writer w;
+    rb_writer_init(&w, io);
+    if (f->rb_save(value, &w) != SK_OK)
+        RM_LogIOError(io, "warning", "sketch: out of memory saving a %s", f->what);
+}
+
+void *blob_rb_rdb_load(const struct blob_family *f, RedisModuleIO *io, int encver)
+{
+    struct rb_reader rd;
+    rb_reader_init(&rd, io);
+    uint64_t limit = restore_limit(io);
+    void *value = NULL;
+    int rc = f->rb_load(&value, &rd.r, encver, limit, &module_allocator);
+    rb_reader_finish(&rd);
+    if (rc != SK_OK) {
+        rb_log_refused(io, f->rb_name, rc, limit);
+        return NULL;
+    }
+    return value;
+}
+
 struct aof_target {
     const struct blob_family *f;
     RedisModuleIO *io;
     RedisModuleString *key;
+    const char *type;
 };
 
 static void emit_import(void *arg, const char *bytes, size_t len)
 {
     struct aof_target *t = arg;
-    RM_EmitAOF(t->io, t->f->import, "sb", t->key, bytes, len);
+    RM_EmitAOF(t->io, t->f->import, "sbc", t->key, bytes, len, t->type);
+}
+
+static void aof_rewrite(const struct blob_family *f, RedisModuleIO *io, RedisModuleString *key,
+                        void *value, const char *type)
+{
+    struct aof_target t = {f, io, key, type};
+    if (with_bytes(f, value, emit_import, &t) != 0)
+        RM_LogIOError(io, "warning", "sketch: out of memory rewriting a %s", f->what);
 }
 
 void blob_aof_rewrite(const struct blob_family *f, RedisModuleIO *io, RedisModuleString *key,
                       void *value)
 {
-    struct aof_target t = {f, io, key};
-    if (with_bytes(f, value, emit_import, &t) != 0)
-        RM_LogIOError(io, "warning", "sketch: out of memory rewriting a %s", f->what);
+    aof_rewrite(f, io, key, value, "SKETCH");
+}
+
+void blob_rb_aof_rewrite(const struct blob_family *f, RedisModuleIO *io,
+                         RedisModuleString *key, void *value)
+{
+    aof_rewrite(f, io, key, value, "REDISBLOOM");
 }
 
 static void digest_bytes(void *arg, const char *bytes, size_t len)
@@ -172,17 +242,27 @@ static void *import_bytes(const struct blob_family *f, RedisModuleCtx *ctx,
 int blob_import_command(const struct blob_family *f, RedisModuleCtx *ctx,
                         RedisModuleString **argv, int argc)
 {
-    if (argc != 3)
+    if (argc != 3 && argc != 4)
         return RM_WrongArity(ctx);
+    RedisModuleType *named = NULL;
+    if (argc == 4 && arg_is(argv[3], "REDISBLOOM"))
+        named = *f->rb_type;
+    else if (argc == 4 && arg_is(argv[3], "SKETCH"))
+        named = *f->type;
+    else if (argc == 4) {
+        char message[96];
+        snprintf(message, sizeof message, "%sthe type is SKETCH or REDISBLOOM", f->prefix);
+        return RM_ReplyWithError(ctx, message);
+    }
     RedisModuleKey *key;
     void *existing, *value;
-    if (blob_open(ctx, argv[1], RM_READ | RM_WRITE, *f->type, &key, &existing) != RM_OK)
+    if (blob_open(ctx, argv[1], RM_READ | RM_WRITE, f, &key, &existing) != RM_OK)
         return RM_OK;
     if ((value = import_bytes(f, ctx, argv[2])) == NULL) {
         RM_CloseKey(key);
         return RM_OK;
     }
-    RM_ModuleTypeSetValue(key, *f->type, value);
+    RM_ModuleTypeSetValue(key, named != NULL ? named : blob_type_for(f, key), value);
     RM_CloseKey(key);
     RM_NotifyKeyspaceEvent(ctx, RM_NOTIFY_GENERIC, f->event, argv[1]);
     RM_ReplicateVerbatim(ctx);

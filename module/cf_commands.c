@@ -60,7 +60,7 @@ int cf_open(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisModuleK
             sk_cuckoo **c)
 {
     void *value;
-    if (blob_open(ctx, name, mode, cf_type, key, &value) != RM_OK)
+    if (blob_open(ctx, name, mode, &cf_family, key, &value) != RM_OK)
         return RM_ERR;
     *c = value;
     return refuse_restoring(ctx, *key, *c) ? RM_ERR : RM_OK;
@@ -131,7 +131,7 @@ static int cmd_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return RM_ReplyWithError(ctx, "Capacity must be at least (BucketSize * 2)");
     RedisModuleKey *key;
     void *existing;
-    if (blob_open(ctx, argv[1], RM_READ | RM_WRITE, cf_type, &key, &existing) != RM_OK)
+    if (blob_open(ctx, argv[1], RM_READ | RM_WRITE, &cf_family, &key, &existing) != RM_OK)
         return RM_OK;
     sk_cuckoo *c = NULL;
     if (existing != NULL)
@@ -142,7 +142,7 @@ static int cmd_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         RM_CloseKey(key);
         return RM_OK;
     }
-    RM_ModuleTypeSetValue(key, cf_type, c);
+    RM_ModuleTypeSetValue(key, blob_type_for(&cf_family, key), c);
     RM_CloseKey(key);
     RM_NotifyKeyspaceEvent(ctx, RM_NOTIFY_GENERIC, "cf.reserve", argv[1]);
     RM_ReplicateVerbatim(ctx);
@@ -225,7 +225,7 @@ static int insert_items(RedisModuleCtx *ctx, RedisModuleString *name, RedisModul
             RM_CloseKey(key);
             return RM_OK;
         }
-        RM_ModuleTypeSetValue(key, cf_type, c);
+        RM_ModuleTypeSetValue(key, blob_type_for(&cf_family, key), c);
         created = 1;
     }
     sk_cuckoo_info info;
@@ -331,7 +331,7 @@ static int cmd_check(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return RM_WrongArity(ctx);
     RedisModuleKey *key = RM_OpenKey(ctx, argv[1], RM_READ);
     sk_cuckoo *c = NULL;
-    if (RM_KeyType(key) == RM_KEYTYPE_MODULE && RM_ModuleTypeGetType(key) == cf_type)
+    if (blob_holds(&cf_family, key))
         c = RM_ModuleTypeGetValue(key);
     if (refuse_restoring(ctx, key, c))
         return RM_OK;
@@ -375,7 +375,7 @@ static sk_cuckoo *open_filter(RedisModuleCtx *ctx, RedisModuleString *name, cons
                               RedisModuleKey **key)
 {
     *key = RM_OpenKey(ctx, name, RM_READ | RM_WRITE);
-    if (RM_KeyType(*key) != RM_KEYTYPE_MODULE || RM_ModuleTypeGetType(*key) != cf_type) {
+    if (!blob_holds(&cf_family, *key)) {
         RM_CloseKey(*key);
         RM_ReplyWithError(ctx, missing);
         return NULL;

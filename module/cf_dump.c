@@ -80,7 +80,9 @@ static int load_header(RedisModuleCtx *ctx, RedisModuleKey *key, const char *dat
         RM_ReplyWithError(ctx, "Couldn't create filter!");
         return RM_ERR;
     }
-    RM_ModuleTypeSetValue(key, cf_type, c);
+    /* The pieces are RedisBloom's bytes, as its AOF rewrite replays them,
+     * so the filter takes its type, which saves as RedisBloom loads. */
+    RM_ModuleTypeSetValue(key, cf_rb_type, c);
     return RM_OK;
 }
 
@@ -96,7 +98,7 @@ int cf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     const char *data = RM_StringPtrLen(argv[3], &len);
     RedisModuleKey *key;
     void *value;
-    if (blob_open(ctx, argv[1], RM_READ | RM_WRITE, cf_type, &key, &value) != RM_OK)
+    if (blob_open(ctx, argv[1], RM_READ | RM_WRITE, &cf_family, &key, &value) != RM_OK)
         return RM_OK;
     sk_cuckoo *c = value;
     int rc = RM_ERR;

@@ -12,6 +12,7 @@
 #include "common.h"
 
 RedisModuleType *cf_type;
+RedisModuleType *cf_rb_type;
 
 static int size_of(const void *v, uint64_t *size)
 {
@@ -31,9 +32,37 @@ static int deserialize(void **out, const void *buf, size_t len, const sk_allocat
     return rc;
 }
 
-const struct blob_family cf_family = {"Cuckoo filter", "CF.IMPORT", "cf.import", "ERR ",
-                                      "ERR not found", &cf_type, size_of, serialize,
-                                      deserialize};
+static int rb_load(void **out, const sk_rdb_reader *r, int encver, uint64_t max_memory,
+                   const sk_allocator *a)
+{
+    sk_cuckoo *v;
+    int rc = sk_cuckoo_load_redisbloom(&v, r, encver, max_memory, a);
+    *out = v;
+    return rc;
+}
+
+static int rb_save(const void *value, const sk_rdb_writer *w)
+{
+    sk_cuckoo_save_redisbloom(value, w);
+    return SK_OK;
+}
+
+const struct blob_family cf_family = {
+    .what = "Cuckoo filter",
+    .import = "CF.IMPORT",
+    .event = "cf.import",
+    .prefix = "ERR ",
+    .no_key = "ERR not found",
+    .type = &cf_type,
+    .size = size_of,
+    .serialize = serialize,
+    .deserialize = deserialize,
+    .rb_type = &cf_rb_type,
+    .rb_name = "MBbloomCF",
+    .rb_encver = SK_REDISBLOOM_CF_ENCVER,
+    .rb_load = rb_load,
+    .rb_save = rb_save,
+};
 
 static void cf_rdb_save(RedisModuleIO *io, void *value)
 {
@@ -75,9 +104,24 @@ static void *cf_copy(RedisModuleString *from, RedisModuleString *to, const void 
     return sk_cuckoo_copy(&copy, value) == SK_OK ? copy : NULL;
 }
 
+static void cf_rb_rdb_save(RedisModuleIO *io, void *value)
+{
+    blob_rb_rdb_save(&cf_family, io, value);
+}
+
+static void *cf_rb_rdb_load(RedisModuleIO *io, int encver)
+{
+    return blob_rb_rdb_load(&cf_family, io, encver);
+}
+
+static void cf_rb_aof_rewrite(RedisModuleIO *io, RedisModuleString *key, void *value)
+{
+    blob_rb_aof_rewrite(&cf_family, io, key, value);
+}
+
 int cf_type_create(RedisModuleCtx *ctx)
 {
-    static RedisModuleTypeMethods methods = {
+    const RedisModuleTypeMethods methods = {
         .version = RM_TYPE_METHOD_VERSION,
         .rdb_load = cf_rdb_load,
         .rdb_save = cf_rdb_save,
@@ -87,6 +131,6 @@ int cf_type_create(RedisModuleCtx *ctx)
         .free = cf_free,
         .copy = cf_copy,
     };
-    cf_type = RM_CreateDataType(ctx, "sketch-cf", 0, &methods);
-    return cf_type == NULL ? RM_ERR : RM_OK;
+    return blob_create_types(ctx, &cf_family, "sketch-cf", &methods, cf_rb_rdb_load,
+                             cf_rb_rdb_save, cf_rb_aof_rewrite);
 }

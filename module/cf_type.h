@@ -11,6 +11,7 @@
 #include "sketch.h"
 
 extern RedisModuleType *cf_type;
+extern RedisModuleType *cf_rb_type; /* RedisBloom's: MBbloomCF */
 extern const struct blob_family cf_family;
 
 /* Creates the type with its persistence methods; RM_ERR on failure. */

@@ -118,7 +118,7 @@ static int init_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
         RM_CloseKey(key);
         return RM_OK;
     }
-    RM_ModuleTypeSetValue(key, cms_type, c);
+    RM_ModuleTypeSetValue(key, blob_type_for(&cms_family, key), c);
     RM_CloseKey(key);
     RM_NotifyKeyspaceEvent(ctx, RM_NOTIFY_GENERIC, by_prob ? "cms.initbyprob" : "cms.initbydim",
                            argv[1]);

@@ -10,6 +10,7 @@
 #include "common.h"
 
 RedisModuleType *cms_type;
+RedisModuleType *cms_rb_type;
 
 static int size_of(const void *v, uint64_t *size)
 {
@@ -29,9 +30,37 @@ static int deserialize(void **out, const void *buf, size_t len, const sk_allocat
     return rc;
 }
 
-const struct blob_family cms_family = {"count-min sketch", "CMS.IMPORT", "cms.import", "CMS: ",
-                                       "CMS: key does not exist", &cms_type, size_of, serialize,
-                                       deserialize};
+static int rb_load(void **out, const sk_rdb_reader *r, int encver, uint64_t max_memory,
+                   const sk_allocator *a)
+{
+    sk_cms *v;
+    int rc = sk_cms_load_redisbloom(&v, r, encver, max_memory, a);
+    *out = v;
+    return rc;
+}
+
+static int rb_save(const void *value, const sk_rdb_writer *w)
+{
+    sk_cms_save_redisbloom(value, w);
+    return SK_OK;
+}
+
+const struct blob_family cms_family = {
+    .what = "count-min sketch",
+    .import = "CMS.IMPORT",
+    .event = "cms.import",
+    .prefix = "CMS: ",
+    .no_key = "CMS: key does not exist",
+    .type = &cms_type,
+    .size = size_of,
+    .serialize = serialize,
+    .deserialize = deserialize,
+    .rb_type = &cms_rb_type,
+    .rb_name = "CMSk-TYPE",
+    .rb_encver = SK_REDISBLOOM_CMS_ENCVER,
+    .rb_load = rb_load,
+    .rb_save = rb_save,
+};
 
 static void cms_rdb_save(RedisModuleIO *io, void *value)
 {
@@ -73,9 +102,24 @@ static void *cms_copy(RedisModuleString *from, RedisModuleString *to, const void
     return sk_cms_copy(&copy, value) == SK_OK ? copy : NULL;
 }
 
+static void cms_rb_rdb_save(RedisModuleIO *io, void *value)
+{
+    blob_rb_rdb_save(&cms_family, io, value);
+}
+
+static void *cms_rb_rdb_load(RedisModuleIO *io, int encver)
+{
+    return blob_rb_rdb_load(&cms_family, io, encver);
+}
+
+static void cms_rb_aof_rewrite(RedisModuleIO *io, RedisModuleString *key, void *value)
+{
+    blob_rb_aof_rewrite(&cms_family, io, key, value);
+}
+
 int cms_type_create(RedisModuleCtx *ctx)
 {
-    static RedisModuleTypeMethods methods = {
+    const RedisModuleTypeMethods methods = {
         .version = RM_TYPE_METHOD_VERSION,
         .rdb_load = cms_rdb_load,
         .rdb_save = cms_rdb_save,
@@ -85,6 +129,6 @@ int cms_type_create(RedisModuleCtx *ctx)
         .free = cms_free,
         .copy = cms_copy,
     };
-    cms_type = RM_CreateDataType(ctx, "sketch-cm", 0, &methods);
-    return cms_type == NULL ? RM_ERR : RM_OK;
+    return blob_create_types(ctx, &cms_family, "sketch-cm", &methods, cms_rb_rdb_load,
+                             cms_rb_rdb_save, cms_rb_aof_rewrite);
 }

@@ -11,6 +11,7 @@
 #include "sketch.h"
 
 extern RedisModuleType *cms_type;
+extern RedisModuleType *cms_rb_type; /* RedisBloom's: CMSk-TYPE */
 extern const struct blob_family cms_family;
 
 /* Creates the type with its persistence methods; RM_ERR on failure. */

@@ -162,7 +162,18 @@ static RedisModuleCommandArg cms_merge_args[] = {
     {.name = "source", .type = RM_ARG_KEY, .key_spec_index = 1, .flags = RM_ARG_MULTIPLE},
     OPTION("weights", "WEIGHTS", weight_values),
     {0}};
-static RedisModuleCommandArg cms_import_args[] = {ARG_KEY, ARG("bytes", RM_ARG_STRING), {0}};
+/* The IMPORT of the families that have a type of RedisBloom's too: which
+ * type the key takes (blob_type.h). */
+static RedisModuleCommandArg import_types[] = {
+    {.name = "sketch", .type = RM_ARG_PURE_TOKEN, .key_spec_index = -1, .token = "SKETCH"},
+    {.name = "redisbloom", .type = RM_ARG_PURE_TOKEN, .key_spec_index = -1,
+     .token = "REDISBLOOM"},
+    {0}};
+static RedisModuleCommandArg cms_import_args[] = {
+    ARG_KEY, ARG("bytes", RM_ARG_STRING),
+    {.name = "type", .type = RM_ARG_ONEOF, .key_spec_index = -1, .flags = RM_ARG_OPTIONAL,
+     .subargs = import_types},
+    {0}};
 
 /* ---- TOPK.* ----------------------------------------------------------------- */
 
@@ -314,7 +325,7 @@ static const struct command_doc docs[] = {
      "O(w * d), where w is the width and d the depth", "0.3.0", 2, "read slow cms", key_read,
      key_args},
     {"cms.import", "Stores a count-min sketch in the format of the library and the command",
-     "O(w * d), where w is the width and d the depth", "0.3.0", 3, "write slow cms",
+     "O(w * d), where w is the width and d the depth", "0.3.0", -3, "write slow cms",
      key_overwrite, cms_import_args},
     {"topk.reserve", "Creates an empty top-k sketch", "O(w * d + k)", "0.3.0", -3,
      "write slow topk", key_create, topk_reserve_args},
@@ -335,7 +346,7 @@ static const struct command_doc docs[] = {
     {"topk.export", "Returns a top-k sketch in the format of the library", "O(w * d + k)",
      "0.3.0", 2, "read slow topk", key_read, key_args},
     {"topk.import", "Stores a top-k sketch in the format of the library", "O(w * d + k)",
-     "0.3.0", 3, "write slow topk", key_overwrite, cms_import_args},
+     "0.3.0", -3, "write slow topk", key_overwrite, cms_import_args},
     {"cf.reserve", "Creates an empty Cuckoo filter", "O(s), where s is the number of slots",
      "0.3.0", -3, "write slow cuckoo", key_create, cf_reserve_args},
     {"cf.add", "Adds an item to a Cuckoo filter, creating the filter if it does not exist",
@@ -370,7 +381,7 @@ static const struct command_doc docs[] = {
      key_args},
     {"cf.export", "Returns a Cuckoo filter in the format of the library", K_CF_SLOTS, "0.3.0",
      2, "read slow cuckoo", key_read, key_args},
-    {"cf.import", "Stores a Cuckoo filter in the format of the library", K_CF_SLOTS, "0.3.0", 3,
+    {"cf.import", "Stores a Cuckoo filter in the format of the library", K_CF_SLOTS, "0.3.0", -3,
      "write slow cuckoo", key_overwrite, cms_import_args},
     {"tdigest.create", "Creates an empty t-digest", "O(1)", "0.3.0", -2, "write fast tdigest",
      key_create, td_create_args},
@@ -405,7 +416,7 @@ static const struct command_doc docs[] = {
      K_TD_NODES, "0.3.0", 2, "write slow tdigest", key_update, key_args},
     {"tdigest.export", "Returns a t-digest in the format of the library", K_TD_NODES, "0.3.0",
      2, "read slow tdigest", key_read, key_args},
-    {"tdigest.import", "Stores a t-digest in the format of the library", K_TD_NODES, "0.3.0", 3,
+    {"tdigest.import", "Stores a t-digest in the format of the library", K_TD_NODES, "0.3.0", -3,
      "write slow tdigest", key_overwrite, cms_import_args},
 };
 

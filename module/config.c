@@ -12,12 +12,14 @@
  *     EXPANSION <n>         bf-expansion-factor  create (0: non-scaling)
  *     CF_MAX_EXPANSIONS <n> cf-max-expansions  the sub-filters past which a
  *                                              Cuckoo filter takes no adds
+ *     REDISBLOOM-TYPES <0|1>                   new keys in RedisBloom's types
  *
  * and the other cf- settings of later RedisBloom releases are accepted
  * with a warning, since sketch's Cuckoo filters take RedisBloom 2.6's fixed
  * defaults. The load arguments become the defaults of the configs
  * sketch.max-key-memory, sketch.bf-error-rate, sketch.bf-initial-size,
- * sketch.bf-expansion-factor and sketch.cf-max-expansions, which a line of
+ * sketch.bf-expansion-factor, sketch.cf-max-expansions and
+ * sketch.redisbloom-types, which a line of
  * the server's configuration file (or --sketch.bf-error-rate 0.02) then
  * overrides.
  */
@@ -151,6 +153,8 @@ int config_load(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
             ok = parse_long(value, vlen, 0, SK_BLOOM_MAX_EXPANSION, &module_config.bf_expansion);
         } else if (name_is(name, nlen, "CF_MAX_EXPANSIONS", "cf-max-expansions")) {
             ok = parse_long(value, vlen, 1, LLONG_MAX, &module_config.cf_max_expansions);
+        } else if (name_is(name, nlen, "REDISBLOOM-TYPES", NULL)) {
+            ok = parse_long(value, vlen, 0, 1, &module_config.redisbloom_types);
         } else if (nlen > 3 && (strncasecmp(name, "CF_", 3) == 0 || strncasecmp(name, "cf-", 3) == 0)) {
             RM_Log(ctx, "warning", "sketch: %.*s ignored: Cuckoo filters take RedisBloom 2.6's "
                    "defaults", (int)nlen, name);
@@ -163,7 +167,7 @@ int config_load(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
             RM_Log(ctx, "warning",
                    "sketch: bad value for %.*s (MAX-KEY-MEMORY takes a size such as 512mb, "
                    "ERROR_RATE a rate in [1e-15, 1), INITIAL_SIZE 1 to 2^30, EXPANSION 0 to %d, "
-                   "CF_MAX_EXPANSIONS at least 1)",
+                   "CF_MAX_EXPANSIONS at least 1, REDISBLOOM-TYPES 0 or 1)",
                    (int)nlen, name, SK_BLOOM_MAX_EXPANSION);
             return RM_ERR;
         }
@@ -226,7 +230,10 @@ int config_register(RedisModuleCtx *ctx)
                                  set_numeric, NULL, &module_config.bf_expansion) != RM_OK ||
         RM_RegisterNumericConfig(ctx, "cf-max-expansions", module_config.cf_max_expansions,
                                  RM_CONFIG_DEFAULT, 1, LLONG_MAX, get_numeric, set_numeric, NULL,
-                                 &module_config.cf_max_expansions) != RM_OK) {
+                                 &module_config.cf_max_expansions) != RM_OK ||
+        RM_RegisterNumericConfig(ctx, "redisbloom-types", module_config.redisbloom_types,
+                                 RM_CONFIG_DEFAULT, 0, 1, get_numeric, set_numeric, NULL,
+                                 &module_config.redisbloom_types) != RM_OK) {
         RM_Log(ctx, "warning", "sketch: the server refused the module's configs");
         return RM_ERR;
     }

@@ -21,6 +21,10 @@ struct module_config {
     /* The sub-filters at which a Cuckoo filter refuses adds, as
      * RedisBloom's CF_MAX_EXPANSIONS. */
     long long cf_max_expansions;
+    /* 1: keys that commands create take RedisBloom's types (MBbloom--,
+     * MBbloomCF, CMSk-TYPE, TopK-TYPE, TDIS-TYPE), whose RDB encoding
+     * RedisBloom loads back; 0: sketch's own. */
+    long long redisbloom_types;
 };
 extern struct module_config module_config;
 

@@ -222,6 +222,11 @@ typedef struct RedisModuleTypeMethods {
     X(uint64_t, LoadUnsigned, (RedisModuleIO * io))                                         \
     X(void, SaveStringBuffer, (RedisModuleIO * io, const char *str, size_t len))            \
     X(char *, LoadStringBuffer, (RedisModuleIO * io, size_t *len))                          \
+    X(void, SaveSigned, (RedisModuleIO * io, int64_t value))                                \
+    X(int64_t, LoadSigned, (RedisModuleIO * io))                                            \
+    X(void, SaveDouble, (RedisModuleIO * io, double value))                                 \
+    X(double, LoadDouble, (RedisModuleIO * io))                                             \
+    X(const RedisModuleString *, GetKeyNameFromIO, (RedisModuleIO * io))                    \
     X(int, IsIOError, (RedisModuleIO * io))                                                 \
     X(void, EmitAOF, (RedisModuleIO * io, const char *cmd, const char *fmt, ...))           \
     X(void, LogIOError, (RedisModuleIO * io, const char *level, const char *fmt, ...))      \

@@ -76,7 +76,7 @@ static int cmd_create(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     long long compression = SK_TDIGEST_DEFAULT_COMPRESSION;
     sk_tdigest *t = NULL;
     if (kind != RM_KEYTYPE_EMPTY)
-        RM_ReplyWithError(ctx, kind == RM_KEYTYPE_MODULE && RM_ModuleTypeGetType(key) == td_type
+        RM_ReplyWithError(ctx, blob_holds(&td_family, key)
                                    ? TD_E_PREFIX "key already exists"
                                    : RM_WRONGTYPE);
     else if (argc == 4 && !arg_is(argv[2], "COMPRESSION") && !arg_is(argv[3], "COMPRESSION"))
@@ -87,7 +87,7 @@ static int cmd_create(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         RM_CloseKey(key);
         return RM_OK;
     }
-    RM_ModuleTypeSetValue(key, td_type, t);
+    RM_ModuleTypeSetValue(key, blob_type_for(&td_family, key), t);
     RM_CloseKey(key);
     RM_NotifyKeyspaceEvent(ctx, RM_NOTIFY_GENERIC, "tdigest.create", argv[1]);
     RM_Replicate(ctx, "TDIGEST.CREATE", "scl", argv[1], "COMPRESSION", compression);
@@ -300,7 +300,7 @@ static int cmd_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return RM_WrongArity(ctx);
     RedisModuleKey *key;
     void *existing;
-    if (blob_open(ctx, argv[1], RM_READ, td_type, &key, &existing) != RM_OK)
+    if (blob_open(ctx, argv[1], RM_READ, &td_family, &key, &existing) != RM_OK)
         return RM_OK;
     RM_CloseKey(key);
     sk_tdigest *dst = existing, **srcs = NULL, *out = NULL;
@@ -319,7 +319,7 @@ static int cmd_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (out == NULL)
         return RM_OK;
     key = RM_OpenKey(ctx, argv[1], RM_WRITE);
-    RM_ModuleTypeSetValue(key, td_type, out);
+    RM_ModuleTypeSetValue(key, blob_type_for(&td_family, key), out);
     RM_CloseKey(key);
     RM_NotifyKeyspaceEvent(ctx, RM_NOTIFY_GENERIC, "tdigest.merge", argv[1]);
     RM_Replicate(ctx, "TDIGEST.MERGE", m.override ? "slvclc" : "slvcl", argv[1], m.numkeys,

@@ -9,8 +9,10 @@
 #include "td_type.h"
 
 #include "common.h"
+#include "rb_io.h"
 
 RedisModuleType *td_type;
+RedisModuleType *td_rb_type;
 
 int64_t td_total_weight(const sk_tdigest *t)
 {
@@ -37,9 +39,36 @@ static int deserialize(void **out, const void *buf, size_t len, const sk_allocat
     return rc;
 }
 
-const struct blob_family td_family = {"t-digest", "TDIGEST.IMPORT", "tdigest.import",
-                                      TD_E_PREFIX, TD_E_PREFIX "key does not exist",
-                                      &td_type, size_of, serialize, deserialize};
+static int rb_load(void **out, const sk_rdb_reader *r, int encver, uint64_t max_memory,
+                   const sk_allocator *a)
+{
+    sk_tdigest *v;
+    int rc = sk_tdigest_load_redisbloom(&v, r, encver, max_memory, a);
+    *out = v;
+    return rc;
+}
+
+static int rb_save(const void *value, const sk_rdb_writer *w)
+{
+    return sk_tdigest_save_redisbloom(value, w);
+}
+
+const struct blob_family td_family = {
+    .what = "t-digest",
+    .import = "TDIGEST.IMPORT",
+    .event = "tdigest.import",
+    .prefix = TD_E_PREFIX,
+    .no_key = TD_E_PREFIX "key does not exist",
+    .type = &td_type,
+    .size = size_of,
+    .serialize = serialize,
+    .deserialize = deserialize,
+    .rb_type = &td_rb_type,
+    .rb_name = "TDIS-TYPE",
+    .rb_encver = SK_REDISBLOOM_TDIGEST_ENCVER,
+    .rb_load = rb_load,
+    .rb_save = rb_save,
+};
 
 sk_tdigest *td_open_existing(RedisModuleCtx *ctx, RedisModuleString *name, int mode,
                              RedisModuleKey **key)
@@ -63,21 +92,20 @@ uint64_t td_full_memory(const sk_tdigest *t)
 /* A RESTORE from a client is held to the key's limit by the capacity the
  * digest's compression allows, which its adds may come to take, as
  * TDIGEST.CREATE is: a payload of few nodes may carry a huge compression. */
-static void *td_rdb_load(RedisModuleIO *io, int encver)
+static sk_tdigest *within_limit(RedisModuleIO *io, sk_tdigest *t)
 {
-    sk_tdigest *t = blob_rdb_load(&td_family, io, encver);
-    int flags = RM_GetContextFlags(RM_GetContextFromIO(io));
-    uint64_t limit = flags & (RM_CTX_FLAGS_LOADING | RM_CTX_FLAGS_SLAVE)
-                         ? 0
-                         : (uint64_t)module_config.max_key_memory;
+    uint64_t limit = restore_limit(io);
     if (t != NULL && limit != 0 && td_full_memory(t) > limit) {
-        RM_LogIOError(io, "warning", "sketch: RESTORE refused: the t-digest may take more "
-                                     "than the module's MAX-KEY-MEMORY of %llu bytes",
-                      (unsigned long long)limit);
+        rb_log_refused(io, "t-digest", SK_EBUDGET, limit);
         sk_tdigest_free(t);
         return NULL;
     }
     return t;
+}
+
+static void *td_rdb_load(RedisModuleIO *io, int encver)
+{
+    return within_limit(io, blob_rdb_load(&td_family, io, encver));
 }
 
 static void td_aof_rewrite(RedisModuleIO *io, RedisModuleString *key, void *value)
@@ -110,9 +138,24 @@ static void *td_copy(RedisModuleString *from, RedisModuleString *to, const void 
     return sk_tdigest_copy(&copy, value) == SK_OK ? copy : NULL;
 }
 
+static void td_rb_rdb_save(RedisModuleIO *io, void *value)
+{
+    blob_rb_rdb_save(&td_family, io, value);
+}
+
+static void *td_rb_rdb_load(RedisModuleIO *io, int encver)
+{
+    return within_limit(io, blob_rb_rdb_load(&td_family, io, encver));
+}
+
+static void td_rb_aof_rewrite(RedisModuleIO *io, RedisModuleString *key, void *value)
+{
+    blob_rb_aof_rewrite(&td_family, io, key, value);
+}
+
 int td_type_create(RedisModuleCtx *ctx)
 {
-    static RedisModuleTypeMethods methods = {
+    const RedisModuleTypeMethods methods = {
         .version = RM_TYPE_METHOD_VERSION,
         .rdb_load = td_rdb_load,
         .rdb_save = td_rdb_save,
@@ -122,6 +165,6 @@ int td_type_create(RedisModuleCtx *ctx)
         .free = td_free,
         .copy = td_copy,
     };
-    td_type = RM_CreateDataType(ctx, "sketch-td", 0, &methods);
-    return td_type == NULL ? RM_ERR : RM_OK;
+    return blob_create_types(ctx, &td_family, "sketch-td", &methods, td_rb_rdb_load,
+                             td_rb_rdb_save, td_rb_aof_rewrite);
 }

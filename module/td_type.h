@@ -15,6 +15,7 @@
 #define TD_E_NO_MEMORY TD_E_PREFIX "Insufficient memory"
 
 extern RedisModuleType *td_type;
+extern RedisModuleType *td_rb_type; /* RedisBloom's: TDIS-TYPE */
 extern const struct blob_family td_family;
 
 /* Opens a key that must hold a digest, for TDIGEST.* (td_commands.c,

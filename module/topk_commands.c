@@ -107,7 +107,7 @@ static int cmd_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         RM_CloseKey(key);
         return RM_OK;
     }
-    RM_ModuleTypeSetValue(key, topk_type, t);
+    RM_ModuleTypeSetValue(key, blob_type_for(&topk_family, key), t);
     RM_CloseKey(key);
     RM_NotifyKeyspaceEvent(ctx, RM_NOTIFY_GENERIC, "topk.reserve", argv[1]);
     RM_ReplicateVerbatim(ctx);

@@ -10,6 +10,7 @@
 #include "common.h"
 
 RedisModuleType *topk_type;
+RedisModuleType *topk_rb_type;
 
 static int size_of(const void *v, uint64_t *size)
 {
@@ -29,9 +30,36 @@ static int deserialize(void **out, const void *buf, size_t len, const sk_allocat
     return rc;
 }
 
-const struct blob_family topk_family = {"top-k sketch", "TOPK.IMPORT", "topk.import", "TopK: ",
-                                        "TopK: key does not exist", &topk_type, size_of,
-                                        serialize, deserialize};
+static int rb_load(void **out, const sk_rdb_reader *r, int encver, uint64_t max_memory,
+                   const sk_allocator *a)
+{
+    sk_topk *v;
+    int rc = sk_topk_load_redisbloom(&v, r, encver, max_memory, a);
+    *out = v;
+    return rc;
+}
+
+static int rb_save(const void *value, const sk_rdb_writer *w)
+{
+    return sk_topk_save_redisbloom(value, w);
+}
+
+const struct blob_family topk_family = {
+    .what = "top-k sketch",
+    .import = "TOPK.IMPORT",
+    .event = "topk.import",
+    .prefix = "TopK: ",
+    .no_key = "TopK: key does not exist",
+    .type = &topk_type,
+    .size = size_of,
+    .serialize = serialize,
+    .deserialize = deserialize,
+    .rb_type = &topk_rb_type,
+    .rb_name = "TopK-TYPE",
+    .rb_encver = SK_REDISBLOOM_TOPK_ENCVER,
+    .rb_load = rb_load,
+    .rb_save = rb_save,
+};
 
 static void topk_rdb_save(RedisModuleIO *io, void *value)
 {
@@ -73,9 +101,24 @@ static void *topk_copy(RedisModuleString *from, RedisModuleString *to, const voi
     return sk_topk_copy(&copy, value) == SK_OK ? copy : NULL;
 }
 
+static void topk_rb_rdb_save(RedisModuleIO *io, void *value)
+{
+    blob_rb_rdb_save(&topk_family, io, value);
+}
+
+static void *topk_rb_rdb_load(RedisModuleIO *io, int encver)
+{
+    return blob_rb_rdb_load(&topk_family, io, encver);
+}
+
+static void topk_rb_aof_rewrite(RedisModuleIO *io, RedisModuleString *key, void *value)
+{
+    blob_rb_aof_rewrite(&topk_family, io, key, value);
+}
+
 int topk_type_create(RedisModuleCtx *ctx)
 {
-    static RedisModuleTypeMethods methods = {
+    const RedisModuleTypeMethods methods = {
         .version = RM_TYPE_METHOD_VERSION,
         .rdb_load = topk_rdb_load,
         .rdb_save = topk_rdb_save,
@@ -85,6 +128,6 @@ int topk_type_create(RedisModuleCtx *ctx)
         .free = topk_free,
         .copy = topk_copy,
     };
-    topk_type = RM_CreateDataType(ctx, "sketch-tk", 0, &methods);
-    return topk_type == NULL ? RM_ERR : RM_OK;
+    return blob_create_types(ctx, &topk_family, "sketch-tk", &methods, topk_rb_rdb_load,
+                             topk_rb_rdb_save, topk_rb_aof_rewrite);
 }

@@ -11,6 +11,7 @@
 #include "sketch.h"
 
 extern RedisModuleType *topk_type;
+extern RedisModuleType *topk_rb_type; /* RedisBloom's: TopK-TYPE */
 extern const struct blob_family topk_family;
 
 /* Creates the type with its persistence methods; RM_ERR on failure. */

@@ -79,6 +79,7 @@ def test_redisbloom_load_arguments(servers, args):
     (["EXPANSION", "-1"], "bad value for EXPANSION"),
     (["MAX-KEY-MEMORY", "lots"], "bad value for MAX-KEY-MEMORY"),
     (["NO-SUCH-SETTING", "1"], "unknown module argument NO-SUCH-SETTING"),
+    (["REDISBLOOM-TYPES", "yes"], "bad value for REDISBLOOM-TYPES"),
 ])
 def test_bad_load_arguments_refuse_the_module(servers, args, message):
     s = servers.start(module_args=args, wait=False)
@@ -278,7 +279,7 @@ COMMANDS = {
                   ["destination", "numkeys", "source", "weights"]),
     "cms.info": (2, 1, 1, {"readonly", "fast"}, ["key"]),
     "cms.export": (2, 1, 1, {"readonly"}, ["key"]),
-    "cms.import": (3, 1, 1, {"write", "denyoom"}, ["key", "bytes"]),
+    "cms.import": (-3, 1, 1, {"write", "denyoom"}, ["key", "bytes", "type"]),
     "topk.reserve": (-3, 1, 1, {"write", "denyoom"}, ["key", "topk", "params"]),
     "topk.add": (-3, 1, 1, {"write", "denyoom"}, ["key", "item"]),
     "topk.incrby": (-4, 1, 1, {"write", "denyoom"}, ["key", "items"]),
@@ -287,7 +288,7 @@ COMMANDS = {
     "topk.list": (-2, 1, 1, {"readonly"}, ["key", "withcount"]),
     "topk.info": (2, 1, 1, {"readonly", "fast"}, ["key"]),
     "topk.export": (2, 1, 1, {"readonly"}, ["key"]),
-    "topk.import": (3, 1, 1, {"write", "denyoom"}, ["key", "bytes"]),
+    "topk.import": (-3, 1, 1, {"write", "denyoom"}, ["key", "bytes", "type"]),
     "cf.reserve": (-3, 1, 1, {"write", "denyoom"},
                    ["key", "capacity", "bucketsize", "maxiterations", "expansion"]),
     "cf.add": (3, 1, 1, {"write", "denyoom"}, ["key", "item"]),
@@ -305,7 +306,7 @@ COMMANDS = {
     "cf.info": (2, 1, 1, {"readonly", "fast"}, ["key"]),
     "cf.debug": (2, 1, 1, {"readonly", "fast"}, ["key"]),
     "cf.export": (2, 1, 1, {"readonly"}, ["key"]),
-    "cf.import": (3, 1, 1, {"write", "denyoom"}, ["key", "bytes"]),
+    "cf.import": (-3, 1, 1, {"write", "denyoom"}, ["key", "bytes", "type"]),
     "tdigest.create": (-2, 1, 1, {"write", "denyoom"}, ["key", "compression"]),
     "tdigest.add": (-3, 1, 1, {"write", "denyoom"}, ["key", "value"]),
     "tdigest.reset": (2, 1, 1, {"write"}, ["key"]),
@@ -326,7 +327,7 @@ COMMANDS = {
     "tdigest.info": (2, 1, 1, {"readonly"}, ["key"]),
     "tdigest.compress": (2, 1, 1, {"write"}, ["key"]),
     "tdigest.export": (2, 1, 1, {"readonly"}, ["key"]),
-    "tdigest.import": (3, 1, 1, {"write", "denyoom"}, ["key", "bytes"]),
+    "tdigest.import": (-3, 1, 1, {"write", "denyoom"}, ["key", "bytes", "type"]),
 }
 
 

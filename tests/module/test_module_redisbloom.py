@@ -1034,7 +1034,8 @@ def test_acl_non_default_user(servers):
         assert user.execute_command("BF.ADD", "bf", "x") == 1
         assert user.execute_command("BF.MADD", "bf", "y") == [1]
         assert user.execute_command("BF.INSERT", "bf", "ITEMS", "z") == [1]
-        assert "received bad data" in error_of(user, "BF.LOADCHUNK", "bf", 1, "xx")
+        # allowed, and refused as RedisBloom refuses a header on a key that holds a filter
+        assert error_of(user, "BF.LOADCHUNK", "bf", 1, "xx") == "item exists"
     else:
         for args in (("BF.RESERVE", "bf", "0.01", "1000"), ("BF.ADD", "bf", "x"),
                      ("BF.MADD", "bf", "y"), ("BF.INSERT", "bf", "ITEMS", "z"),
