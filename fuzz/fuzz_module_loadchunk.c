@@ -4,13 +4,14 @@
  * iterators and bytes, through the module's own commands
  * (module/bf_dump.c, module/cf_dump.c) in the module harness.
  *
- * Input: a control byte; bit 3 picks CF.LOADCHUNK. With bit 1 clear,
- * records follow, each a flag byte (bit 0: an iterator of its own, 8
- * bytes, else the one that continues the previous piece; a Cuckoo filter's
- * header, first, continues with 1), a 2-byte length and the piece. With
- * bit 1 set the rest is one dump (of a Bloom filter: the array checksums
- * made right with bit 2, the header's with bit 0) sent in pieces of the
- * size the first two bytes give. Whatever filter the key ends up holding
+ * Input: a control byte; bit 3 picks CF.LOADCHUNK, else bit 4 RedisBloom's
+ * Bloom filter dumps (header at iterator 1). With bit 1 clear, records
+ * follow, each a flag byte (bit 0: an iterator of its own, 8 bytes, else
+ * the one that continues the previous piece; a Cuckoo filter's or
+ * RedisBloom's header, first, continues with 1), a 2-byte length and the
+ * piece. With bit 1 set the rest is one dump (of a Bloom filter: the array
+ * checksums made right with bit 2, the header's with bit 0) sent in pieces
+ * of the size the first two bytes give. Whatever filter the key ends up holding
  * must answer queries, dump, and save, load, copy and rewrite to the same
  * bytes.
  */
@@ -27,6 +28,11 @@ static int loadchunk(const char *key, uint64_t iterator, const uint8_t *piece, s
     return harness_command(4, argv, lens);
 }
 
+/* RedisBloom's BF.SCANDUMP header: 20 bytes, then 53 per link. */
+#define CHAIN_HEADER 20
+#define CHAIN_LINK 53
+#define CHAIN_OFF_LINKS 8
+
 static void exercise(int type)
 {
     if (harness_value(type, "k") == NULL)
@@ -37,7 +43,7 @@ static void exercise(int type)
     static const char *cf[][3] = {{"CF.ADD", "k", "x"}, {"CF.EXISTS", "k", "x"},
                                   {"CF.DEL", "k", "x"}, {"CF.INFO", "k", NULL},
                                   {"CF.COMPACT", "k", NULL}, {"CF.SCANDUMP", "k", "1"}};
-    const char *(*cmds)[3] = type == 0 ? bf : cf;
+    const char *(*cmds)[3] = type == 0 || type == HARNESS_REDISBLOOM_FIRST ? bf : cf;
     for (size_t i = 0; i < sizeof bf / sizeof bf[0]; i++) {
         int argc = cmds[i][2] ? 3 : 2;
         size_t lens[3] = {strlen(cmds[i][0]), 1, cmds[i][2] ? 1 : 0};
@@ -54,6 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct fuzz_reader r = {data, size};
     unsigned control = (unsigned)fuzz_take(&r, 1);
     int cuckoo = (control & 8) != 0;
+    int chain = !cuckoo && (control & 16) != 0;
     command = cuckoo ? "CF.LOADCHUNK" : "BF.LOADCHUNK";
     if (control & 2) {
         size_t piece = (size_t)fuzz_take(&r, 2) + 1, len;
@@ -67,14 +74,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         else if (!cuckoo && (control & 1))
             fuzz_fix_bloom_checksum(dump, len);
         size_t head = cuckoo ? SK_CUCKOO_DUMP_SIZE
+                      : chain && len >= CHAIN_HEADER
+                          ? CHAIN_HEADER + (size_t)(sk_load_le32(dump + CHAIN_OFF_LINKS) & 127) * CHAIN_LINK
+                      : chain ? len
                       : len >= SK_BF_HEADER_SIZE
                           ? SK_BF_HEADER_SIZE + (size_t)(sk_load_le32(dump + SK_BF_OFF_LAYERS) & 127) * SK_BF_LAYER_SIZE
                           : len;
         if (head > len)
             head = len;
-        /* a Cuckoo filter's pieces count from the end of its header */
-        size_t base = cuckoo ? head : 0;
-        int failed = loadchunk("k", cuckoo ? 1 : head + 1, dump, head);
+        /* a Cuckoo filter's pieces, and RedisBloom's Bloom filter's, count
+         * from the end of its header */
+        size_t base = cuckoo || chain ? head : 0;
+        int failed = loadchunk("k", cuckoo || chain ? 1 : head + 1, dump, head);
         for (size_t at = head; !failed && at < len; at += piece) {
             size_t n = len - at < piece ? len - at : piece;
             failed = loadchunk("k", at - base + n + 1, dump + at, n);
@@ -82,7 +93,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(dump);
     } else {
         uint64_t offset = 0;
-        int header = cuckoo;
+        int header = cuckoo || chain;
         while (r.left > 0) {
             unsigned flags = (unsigned)fuzz_take(&r, 1);
             uint64_t iterator = (flags & 1) ? fuzz_take(&r, 8) : 0;
@@ -91,11 +102,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (!(flags & 1))
                 iterator = header ? 1 : offset + n + 1;
             if (loadchunk("k", iterator, piece, n) == 0)
-                offset = iterator == 1 && cuckoo ? 0 : iterator - 1;
+                offset = iterator == 1 && (cuckoo || chain) ? 0 : iterator - 1;
             header = 0;
         }
     }
     exercise(cuckoo ? 4 : 0);
+    exercise(cuckoo ? 9 : HARNESS_REDISBLOOM_FIRST);
     harness_flush();
     return 0;
 }

@@ -474,6 +474,7 @@ int main(int argc, char **argv)
     cuckoo_seeds();
     tdigest_seeds();
     module_seeds();
+    redisbloom_seeds();
     lines_seeds();
     return 0;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * make_seeds.h: what the seed writer's files share (make_seeds.c,
- * make_seeds_families.c).
+ * make_seeds_families.c, make_seeds_redisbloom.c).
  */
 #ifndef SKETCH_FUZZ_MAKE_SEEDS_H
 #define SKETCH_FUZZ_MAKE_SEEDS_H
@@ -18,5 +18,6 @@ void cms_seeds(void);
 void topk_seeds(void);
 void cuckoo_seeds(void);
 void tdigest_seeds(void);
+void redisbloom_seeds(void);
 
 #endif
