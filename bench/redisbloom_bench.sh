@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# redisbloom_bench.sh: the CMS.*, TOPK.*, CF.* and TDIGEST.* commands of sketch.so against
+# redisbloom_bench.sh: the CMS.*, TOPK.*, CF.* and TDIGEST.* commands of sketch.so, and BF.*
+# on filters of RedisBloom's type (MBbloom--, as loaded from RedisBloom), against
 # RedisBloom 2.6.28's, in server time per call (INFO commandstats
 # usec_per_call), two servers side by side under the same load. In every round each command runs
 # on both servers in turn (which goes first alternates), so that a busy
@@ -10,7 +11,7 @@
 #   REDISBLOOM_SO: RedisBloom v2.6.28's redisbloom.so, built beside the
 #   project as ../shared/reference/redisbloom-build.md says.
 # Environment: CLIENTS (8), PIPELINE (32), REQUESTS (500000), ROUNDS (5),
-#   FAMILIES ("cms topk cf tdigest": the commands' families to time).
+#   FAMILIES ("cms topk cf tdigest bf": the commands' families to time).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -21,7 +22,7 @@ clients=${CLIENTS:-8}
 pipeline=${PIPELINE:-32}
 requests=${REQUESTS:-500000}
 rounds=${ROUNDS:-5}
-families=" ${FAMILIES:-cms topk cf tdigest} "
+families=" ${FAMILIES:-cms topk cf tdigest bf} "
 [ -f "$module" ] || { echo "redisbloom_bench: $module not found; build first" >&2; exit 2; }
 [ -f "$redisbloom" ] || { echo "redisbloom_bench: give RedisBloom's redisbloom.so" >&2; exit 2; }
 
@@ -47,8 +48,13 @@ start "$rb_port" "$redisbloom" redisbloom
 # to count into, and three of its size to merge, the sources with the same
 # 200,000 increments on both servers; top-k sketches of RedisBloom's default
 # dimensions (8 x 7, where items collide and decay) and of 50 in 2000 x 7,
-# with the same 200,000 items.
+# with the same 200,000 items. Bloom filters of RedisBloom's type on both
+# (sketch.so makes them with redisbloom-types 1): one of 1,000,000 at 1% to
+# add to, one holding 1,000,000 items to query.
+redis-cli -p "$sk_port" CONFIG SET sketch.redisbloom-types 1 > /dev/null
 for p in "$sk_port" "$rb_port"; do
+    redis-cli -p "$p" BF.RESERVE bf 0.01 1000000 > /dev/null
+    redis-cli -p "$p" BF.RESERVE bfq 0.01 1000000 > /dev/null
     redis-cli -p "$p" CMS.INITBYPROB hits 0.001 0.01 > /dev/null
     for k in a b dst; do redis-cli -p "$p" CMS.INITBYDIM "$k" 2000 7 > /dev/null; done
     redis-cli -p "$p" TOPK.RESERVE top 10 > /dev/null
@@ -70,6 +76,7 @@ for key in ("a", "b"):
         r.execute_command("TOPK.ADD", "top50", *args[0::2])
 for i in range(0, 1000000, 1000):
     r.execute_command("CF.INSERT", "cfq", "ITEMS", *("item%d" % (2 * j) for j in range(i, i + 1000)))
+    r.execute_command("BF.MADD", "bfq", *("item%d" % (2 * j) for j in range(i, i + 1000)))
 for _ in range(1000):
     r.execute_command("TDIGEST.ADD", "tdq", *(rng.expovariate(0.001) for _ in range(1000)))
 r.execute_command("TDIGEST.QUANTILE", "tdq", 0.5)  # compressed, on both, before the reads
@@ -82,17 +89,19 @@ probe = ["item%d" % i for i in range(0, 1000000, 997)]
 print("yes" if all(a.execute_command("CMS.QUERY", k, *probe) == b.execute_command("CMS.QUERY", k, *probe)
                    and a.execute_command("CMS.INFO", k) == b.execute_command("CMS.INFO", k)
                    for k in ("a", "b")) else "NO")
-def dump(r):
+def dump(r, family, key):
     pieces, it = [], 0
     while True:
-        it, data = r.execute_command("CF.SCANDUMP", "cfq", it)
+        it, data = r.execute_command(family + ".SCANDUMP", key, it)
         if it == 0:
             return pieces
         pieces.append(data)
-print("yes" if dump(a) == dump(b) else "NO")
+print("yes" if dump(a, "CF", "cfq") == dump(b, "CF", "cfq") else "NO")
 q = [i / 100 for i in range(101)]
 print("yes" if a.execute_command("TDIGEST.QUANTILE", "tdq", *q) ==
       b.execute_command("TDIGEST.QUANTILE", "tdq", *q) else "NO")
+print("yes" if dump(a, "BF", "bfq") == dump(b, "BF", "bfq") and a.type("bfq") == b"MBbloom--"
+      else "NO")
 PY
 )
 
@@ -136,6 +145,11 @@ benches=(
     "tdigest.min|$requests|TDIGEST.MIN tdq"
     "tdigest.info|$requests|TDIGEST.INFO tdq"
     "tdigest.merge|$((requests / 50))|TDIGEST.MERGE tdm 1 tdq OVERRIDE"
+    "bf.add|$requests|BF.ADD bf item__rand_int__"
+    "bf.madd|$((requests / 5))|BF.MADD bf $(ten item__rand_int__)"
+    "bf.exists|$requests|BF.EXISTS bfq item__rand_int__"
+    "bf.mexists|$((requests / 5))|BF.MEXISTS bfq $(ten item__rand_int__)"
+    "bf.info|$requests|BF.INFO bfq"
 )
 labels=("CMS.INCRBY, 1 item" "CMS.INCRBY, 10 items" "CMS.QUERY, 1 item" "CMS.QUERY, 10 items"
         "CMS.INFO" "CMS.MERGE of 2 (2000x7)" "TOPK.ADD, 1 item (8x7)" "TOPK.ADD, 10 items (8x7)"
@@ -144,9 +158,11 @@ labels=("CMS.INCRBY, 1 item" "CMS.INCRBY, 10 items" "CMS.QUERY, 1 item" "CMS.QUE
         "CF.COUNT, 1 item" "CF.DEL, 1 item" "CF.INFO" "TDIGEST.ADD, 1 value"
         "TDIGEST.ADD, 10 values" "TDIGEST.QUANTILE, 2 (1M values)" "TDIGEST.CDF, 1 value"
         "TDIGEST.RANK, 1 value" "TDIGEST.BYRANK, 1 rank" "TDIGEST.TRIMMED_MEAN"
-        "TDIGEST.MIN" "TDIGEST.INFO" "TDIGEST.MERGE of 1, OVERRIDE")
+        "TDIGEST.MIN" "TDIGEST.INFO" "TDIGEST.MERGE of 1, OVERRIDE"
+        "BF.ADD, 1 item (MBbloom--)" "BF.MADD, 10 items (MBbloom--)"
+        "BF.EXISTS, 1 item (MBbloom--)" "BF.MEXISTS, 10 items (MBbloom--)" "BF.INFO (MBbloom--)")
 
-echo "sketch.so against RedisBloom 2.6.28, CMS.*, TOPK.*, CF.* and TDIGEST.*, $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "sketch.so against RedisBloom 2.6.28, CMS.*, TOPK.*, CF.*, TDIGEST.* and BF.* of MBbloom--, $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "server:  $(redis-server --version | cut -d' ' -f1-3)"
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs"
 echo "load:    redis-benchmark -c $clients -P $pipeline -r 1000000, $rounds rounds, servers alternating"
@@ -181,4 +197,5 @@ done
 echo "the merge sources answer alike on both servers (1,004 queries and CMS.INFO): ${same%%$'\n'*}"
 echo "the Cuckoo filter of 1,000,000 items dumps the same bytes on both servers: $(sed -n 2p <<< "$same")"
 echo "the t-digest of 1,000,000 values answers 101 quantiles alike on both servers: $(sed -n 3p <<< "$same")"
+echo "the Bloom filter of 1,000,000 items (MBbloom-- on both) dumps the same bytes: $(sed -n 4p <<< "$same")"
 echo "target: every command's server time no more than RedisBloom's (ratio <= 1.00)"

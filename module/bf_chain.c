@@ -166,10 +166,6 @@ static int add_item(RedisModuleCtx *ctx, void *chain, RedisModuleString *item)
     sk_sbchain *c = chain;
     size_t len;
     const char *data = RM_StringPtrLen(item, &len);
-    /* CONFIG SET may have changed the limit; the server's own history has
-     * none. */
-    uint64_t limit = key_limit(ctx);
-    sk_sbchain_set_max_memory(c, limit);
     int rc = sk_sbchain_add(c, data, len);
     if (rc >= 0)
         return rc;
@@ -187,6 +183,10 @@ int chain_add_items(RedisModuleCtx *ctx, sk_sbchain *c, RedisModuleString **item
 {
     if (!single)
         RM_ReplyWithArray(ctx, RM_POSTPONED_ARRAY_LEN);
+    /* CONFIG SET may have changed the limit since the chain was made; the
+     * server's own history has none. Asked once: the context's flags cost
+     * as much as an add. */
+    sk_sbchain_set_max_memory(c, key_limit(ctx));
     return add_each(ctx, c, add_item, items, count, single, applied);
 }
 
