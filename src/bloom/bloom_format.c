@@ -103,20 +103,6 @@ static uint64_t align_up(uint64_t x, uint64_t a)
     return (x + a - 1) / a * a;
 }
 
-static uint64_t double_bits(double d)
-{
-    uint64_t u;
-    memcpy(&u, &d, sizeof u);
-    return u;
-}
-
-static double bits_double(uint64_t u)
-{
-    double d;
-    memcpy(&d, &u, sizeof d);
-    return d;
-}
-
 size_t sk__bloom_header_size(unsigned nlayers)
 {
     return SK_BF_HEADER_SIZE + (size_t)SK_BF_LAYER_SIZE * nlayers;
@@ -201,7 +187,7 @@ void sk__bloom_encode_header(const sk_bloom *f, uint8_t *head, int packed)
     head[SK_BF_OFF_PACKED] = packed ? SK_BF_ARRAYS_PACKED : SK_BF_ARRAYS_ALIGNED;
     sk_store_le32(head + SK_BF_OFF_LAYERS, f->nlayers);
     sk_store_le32(head + SK_BF_OFF_EXPANSION, f->expansion);
-    sk_store_le64(head + SK_BF_OFF_FP_RATE, double_bits(f->fp_rate));
+    sk_store_le_double(head + SK_BF_OFF_FP_RATE, f->fp_rate);
     uint64_t offset = sk__bloom_first_array(f->nlayers, packed);
     for (unsigned i = 0; i < f->nlayers; i++) {
         const struct layer *l = &sk__bloom_layers(f)[i];
@@ -275,7 +261,7 @@ static int decode_fixed(const uint8_t *p, size_t available, uint32_t *nlayers)
         (expansion == 0 && layers != 1) || expansion > SK_BLOOM_MAX_EXPANSION ||
         !all_zero(p + SK_BF_OFF_RESERVED, SK_BF_OFF_CHECKSUM - SK_BF_OFF_RESERVED) ||
         sk_load_le32(p + SK_BF_OFF_RESERVED2) != 0 ||
-        !valid_rate(bits_double(sk_load_le64(p + SK_BF_OFF_FP_RATE))))
+        !valid_rate(sk_load_le_double(p + SK_BF_OFF_FP_RATE)))
         return SK_ECORRUPT;
     if (available < sk__bloom_header_size(layers))
         return SK_ETRUNCATED;
@@ -296,7 +282,7 @@ int sk__bloom_decode_header(sk_bloom *f, const uint8_t *p, size_t available, uin
                 : p[SK_BF_OFF_LAYOUT] == SK_BF_LAYOUT_SPLIT ? SK_BLOOM_SPLIT
                                                             : SK_BLOOM_CLASSIC;
     f->expansion = (uint16_t)sk_load_le32(p + SK_BF_OFF_EXPANSION);
-    f->fp_rate = bits_double(sk_load_le64(p + SK_BF_OFF_FP_RATE));
+    f->fp_rate = sk_load_le_double(p + SK_BF_OFF_FP_RATE);
     int packed = p[SK_BF_OFF_PACKED] == SK_BF_ARRAYS_PACKED;
     unsigned shift = p[SK_BF_OFF_CHUNK_SHIFT];
     if (f->file == NULL && (rc = sk__bloom_source_attach(f)) != SK_OK)

@@ -13,6 +13,7 @@
 #define SKETCH_FORMAT_H
 
 #include <stdint.h>
+#include <string.h>
 
 /* ---- little-endian integers --------------------------------------------
  * Compilers turn these byte-wise forms into single moves on little-endian
@@ -41,6 +42,22 @@ static inline void sk_store_le64(uint8_t *p, uint64_t v)
 {
     sk_store_le32(p, (uint32_t)v);
     sk_store_le32(p + 4, (uint32_t)(v >> 32));
+}
+
+/* A double as the 64 bits of its IEEE 754 form, little-endian. */
+static inline double sk_load_le_double(const uint8_t *p)
+{
+    uint64_t bits = sk_load_le64(p);
+    double v;
+    memcpy(&v, &bits, sizeof v);
+    return v;
+}
+
+static inline void sk_store_le_double(uint8_t *p, double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    sk_store_le64(p, bits);
 }
 
 /* ---- Bloom filter files (version 2) and dumps (version 1); split: 3 ------

@@ -29,20 +29,6 @@
 #include "common/format.h"
 #include "sbchain_internal.h"
 
-static uint64_t double_bits(double d)
-{
-    uint64_t u;
-    memcpy(&u, &d, sizeof u);
-    return u;
-}
-
-static double bits_double(uint64_t u)
-{
-    double d;
-    memcpy(&d, &u, sizeof d);
-    return d;
-}
-
 size_t sk_sbchain_dump_header_size(const sk_sbchain *c)
 {
     return SK__SB_HDR_SIZE + (size_t)c->nlinks * SK__SB_LINK_SIZE;
@@ -61,8 +47,8 @@ void sk_sbchain_dump_header(const sk_sbchain *c, void *out)
         sk_store_le64(q + SK__SB_LINK_OFF_BYTES, l->bytes);
         sk_store_le64(q + SK__SB_LINK_OFF_BITS, l->bits);
         sk_store_le64(q + SK__SB_LINK_OFF_SIZE, l->count);
-        sk_store_le64(q + SK__SB_LINK_OFF_ERROR, double_bits(l->error));
-        sk_store_le64(q + SK__SB_LINK_OFF_BPE, double_bits(l->bpe));
+        sk_store_le_double(q + SK__SB_LINK_OFF_ERROR, l->error);
+        sk_store_le_double(q + SK__SB_LINK_OFF_BPE, l->bpe);
         sk_store_le32(q + SK__SB_LINK_OFF_HASHES, l->hashes);
         sk_store_le64(q + SK__SB_LINK_OFF_ENTRIES, l->entries);
         q[SK__SB_LINK_OFF_N2] = l->n2;
@@ -114,8 +100,8 @@ static int read_link(const uint8_t *q, struct sk__sblink *l)
         .bytes = sk_load_le64(q + SK__SB_LINK_OFF_BYTES),
         .bits = sk_load_le64(q + SK__SB_LINK_OFF_BITS),
         .count = sk_load_le64(q + SK__SB_LINK_OFF_SIZE),
-        .error = bits_double(sk_load_le64(q + SK__SB_LINK_OFF_ERROR)),
-        .bpe = bits_double(sk_load_le64(q + SK__SB_LINK_OFF_BPE)),
+        .error = sk_load_le_double(q + SK__SB_LINK_OFF_ERROR),
+        .bpe = sk_load_le_double(q + SK__SB_LINK_OFF_BPE),
         .hashes = sk_load_le32(q + SK__SB_LINK_OFF_HASHES),
         .entries = sk_load_le64(q + SK__SB_LINK_OFF_ENTRIES),
         .n2 = q[SK__SB_LINK_OFF_N2],

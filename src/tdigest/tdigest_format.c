@@ -31,21 +31,6 @@ static uint64_t checksum(const uint8_t *header, const uint8_t *nodes, size_t nod
     return XXH3_64bits_digest(&state);
 }
 
-static void store_double(uint8_t *p, double v)
-{
-    uint64_t bits;
-    memcpy(&bits, &v, sizeof bits);
-    sk_store_le64(p, bits);
-}
-
-static double load_double(const uint8_t *p)
-{
-    uint64_t bits = sk_load_le64(p);
-    double v;
-    memcpy(&v, &bits, sizeof v);
-    return v;
-}
-
 int sk_tdigest_serialized_size(const sk_tdigest *t, uint64_t *size)
 {
     if (t == NULL || size == NULL)
@@ -71,13 +56,13 @@ int sk_tdigest_serialize(const sk_tdigest *t, void *buf, size_t cap, size_t *len
     sk_store_le64(out + SK_TDIGEST_OFF_COMPRESSIONS, (uint64_t)t->total_compressions);
     sk_store_le64(out + SK_TDIGEST_OFF_MERGED_WEIGHT, (uint64_t)t->merged_weight);
     sk_store_le64(out + SK_TDIGEST_OFF_UNMERGED_WEIGHT, (uint64_t)t->unmerged_weight);
-    store_double(out + SK_TDIGEST_OFF_MIN, t->min);
-    store_double(out + SK_TDIGEST_OFF_MAX, t->max);
+    sk_store_le_double(out + SK_TDIGEST_OFF_MIN, t->min);
+    sk_store_le_double(out + SK_TDIGEST_OFF_MAX, t->max);
     uint8_t *nodes = out + SK_TDIGEST_HEADER_SIZE;
     uint32_t n = sk__tdigest_nodes(t);
     for (uint32_t i = 0; i < n; i++) {
         uint8_t *node = nodes + (size_t)i * SK_TDIGEST_NODE_SIZE;
-        store_double(node + SK_TDIGEST_NODE_OFF_MEAN, t->mean[i]);
+        sk_store_le_double(node + SK_TDIGEST_NODE_OFF_MEAN, t->mean[i]);
         sk_store_le64(node + SK_TDIGEST_NODE_OFF_WEIGHT, (uint64_t)t->weight[i]);
     }
     sk_store_le64(out + SK_TDIGEST_OFF_CHECKSUM,
@@ -128,8 +113,8 @@ static int check_header(const uint8_t *in, uint32_t *compression, uint32_t *merg
         (double)merged_weight + (double)unmerged_weight >= 9223372036854775808.0 ||
         (*merged == 0) != (merged_weight == 0))
         return SK_ECORRUPT;
-    double min = load_double(in + SK_TDIGEST_OFF_MIN);
-    double max = load_double(in + SK_TDIGEST_OFF_MAX);
+    double min = sk_load_le_double(in + SK_TDIGEST_OFF_MIN);
+    double max = sk_load_le_double(in + SK_TDIGEST_OFF_MAX);
     if (*merged + *unmerged == 0)
         return min == DBL_MAX && max == -DBL_MAX ? SK_OK : SK_ECORRUPT;
     return isfinite(min) && isfinite(max) && min <= max ? SK_OK : SK_ECORRUPT;
@@ -177,7 +162,7 @@ int sk_tdigest_deserialize(sk_tdigest **out, const void *buf, size_t len,
     }
     for (uint32_t i = 0; i < n; i++) {
         const uint8_t *node = nodes + (size_t)i * SK_TDIGEST_NODE_SIZE;
-        t->mean[i] = load_double(node + SK_TDIGEST_NODE_OFF_MEAN);
+        t->mean[i] = sk_load_le_double(node + SK_TDIGEST_NODE_OFF_MEAN);
         t->weight[i] = (int64_t)sk_load_le64(node + SK_TDIGEST_NODE_OFF_WEIGHT);
     }
     t->merged = merged;
@@ -185,8 +170,8 @@ int sk_tdigest_deserialize(sk_tdigest **out, const void *buf, size_t len,
     t->merged_weight = (int64_t)sk_load_le64(in + SK_TDIGEST_OFF_MERGED_WEIGHT);
     t->unmerged_weight = unmerged_weight;
     t->total_compressions = (int64_t)sk_load_le64(in + SK_TDIGEST_OFF_COMPRESSIONS);
-    t->min = load_double(in + SK_TDIGEST_OFF_MIN);
-    t->max = load_double(in + SK_TDIGEST_OFF_MAX);
+    t->min = sk_load_le_double(in + SK_TDIGEST_OFF_MIN);
+    t->max = sk_load_le_double(in + SK_TDIGEST_OFF_MAX);
     *out = t;
     return SK_OK;
 }
