@@ -59,4 +59,22 @@ static inline void module_check_value(int which, void *value)
     free(saved);
 }
 
+/* Loads a value of type `which` from stream with encver: a load must fail
+ * when must_fail, and a value it gives must pass module_check_value. */
+static inline void module_load_and_check(int which, const uint8_t *stream, size_t len,
+                                         int encver, int must_fail)
+{
+    struct harness_io *io = harness_io_reader(stream, len);
+    const RedisModuleTypeMethods *t = harness_type(which);
+    void *value = t->rdb_load(HARNESS_IO(io), encver);
+    if (must_fail)
+        FUZZ_CHECK(value == NULL);
+    if (value != NULL) {
+        module_check_value(which, value);
+        t->free(value);
+    }
+    harness_io_free(io);
+    harness_flush();
+}
+
 #endif

@@ -51,20 +51,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 fuzz_fix_tdigest_checksum(stream + 4, n);
         }
     }
-    struct harness_io *io = harness_io_reader(stream, size);
-    const RedisModuleTypeMethods *t = harness_type(which);
     int encver = (control & 2) ? harness_encver(which) + 1
                  : (control & 8) ? 0
                                  : harness_encver(which);
-    void *value = t->rdb_load(HARNESS_IO(io), encver);
-    if (control & 2)
-        FUZZ_CHECK(value == NULL);
-    if (value != NULL) {
-        module_check_value(which, value);
-        t->free(value);
-    }
-    harness_io_free(io);
-    harness_flush();
+    module_load_and_check(which, stream, size, encver, (control & 2) != 0);
     free(stream);
     return 0;
 }

@@ -26,16 +26,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int encver = (control & 8)    ? harness_encver(which) + 1
                  : (control & 16) ? (int)(control >> 5)
                                   : harness_encver(which);
-    struct harness_io *io = harness_io_reader(data + 1, size - 1);
-    const RedisModuleTypeMethods *t = harness_type(which);
-    void *value = t->rdb_load(HARNESS_IO(io), encver);
-    if (control & 8)
-        FUZZ_CHECK(value == NULL);
-    if (value != NULL) {
-        module_check_value(which, value);
-        t->free(value);
-    }
-    harness_io_free(io);
-    harness_flush();
+    module_load_and_check(which, data + 1, size - 1, encver, (control & 8) != 0);
     return 0;
 }
