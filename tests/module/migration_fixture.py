@@ -506,6 +506,31 @@ def start_on_fixture(servers, filename="redisbloom.rdb"):
 # Recording RedisBloom's answers (test_module_migration.py run as a script)
 # --------------------------------------------------------------------------
 
+def write_keyed(out, by_key, commands):
+    """The keys of one part of answers.json, one command (commands) or one
+    reply of each protocol a line."""
+    keys = list(by_key)
+    for ki, k in enumerate(keys):
+        if commands:
+            body = ",\n".join(json.dumps(x, ensure_ascii=False, separators=(",", ":"))
+                              for x in by_key[k])
+            out.write("%s: [\n%s]" % (json.dumps(k), body))
+        else:
+            out.write("%s: {" % json.dumps(k))
+            for j, protocol in enumerate(("2", "3")):
+                body = ",\n".join(json.dumps(x, ensure_ascii=False, separators=(",", ":"))
+                                  for x in by_key[k][protocol])
+                out.write('%s"%s": [\n%s]' % (",\n" if j else "\n", protocol, body))
+            out.write("}")
+        out.write(",\n" if ki + 1 < len(keys) else "\n")
+
+
+def resp3_compacted(by):
+    """One key's replies as answers.json keeps them: RESP3's null where it
+    equals RESP2's."""
+    return {"2": by["2"], "3": [None if r3 == r2 else r3 for r2, r3 in zip(by["2"], by["3"])]}
+
+
 def write_answers(obj, out):
     """answers.json, one command or reply a line."""
     out.write('{"server": %s,\n' % json.dumps(obj["server"]))
@@ -513,21 +538,7 @@ def write_answers(obj, out):
         out.write('"%s": {\n' % part)
         for pi, phase in enumerate(("reads", "writes")):
             out.write('"%s": {\n' % phase)
-            keys = list(obj[part][phase])
-            for ki, k in enumerate(keys):
-                if part == "sessions":
-                    body = ",\n".join(json.dumps(x, ensure_ascii=False, separators=(",", ":"))
-                                      for x in obj[part][phase][k])
-                    out.write("%s: [\n%s]" % (json.dumps(k), body))
-                else:
-                    by = obj[part][phase][k]
-                    out.write("%s: {" % json.dumps(k))
-                    for j, protocol in enumerate(("2", "3")):
-                        body = ",\n".join(json.dumps(x, ensure_ascii=False, separators=(",", ":"))
-                                          for x in by[protocol])
-                        out.write('%s"%s": [\n%s]' % (",\n" if j else "\n", protocol, body))
-                    out.write("}")
-                out.write(",\n" if ki + 1 < len(keys) else "\n")
+            write_keyed(out, obj[part][phase], part == "sessions")
             out.write("}%s\n" % ("," if pi == 0 else ""))
         out.write("}%s\n" % ("," if part == "sessions" else ""))
     out.write("}\n")

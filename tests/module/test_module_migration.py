@@ -52,7 +52,7 @@ pytest.register_assert_rewrite("migration_fixture")  # its asserts report as a t
 from migration_fixture import (TYPES, all_keys, answers, build_module_value,  # noqa: E402
                                check, check_topk_model, debug_reload, fixture,
                                loadchunk_all, parse_module_value, restore_all, run, sessions,
-                               start_on_fixture, write_answers)
+                               resp3_compacted, start_on_fixture, write_answers)
 
 
 # --------------------------------------------------------------------------
@@ -231,9 +231,8 @@ def main():
     keys = all_keys()
     got = run(port, sess, keys, debug_reload(port))
     check_topk_model(sess, got)
-    replies = {phase: {k: {"2": by["2"], "3": [None if r3 == r2 else r3 for r2, r3 in
-                                               zip(by["2"], by["3"])]}
-                       for k, by in got[phase].items()} for phase in got}
+    replies = {phase: {k: resp3_compacted(by) for k, by in got[phase].items()}
+               for phase in got}
     obj = {"server": os.environ.get("RECORDED_FROM", ""), "sessions": sess,
            "replies": replies}
     out = open(sys.stdout.fileno(), "w", encoding="utf-8", closefd=False)

@@ -48,7 +48,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.p
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from resp import RespClient  # noqa: E402
 from resp_record import encode, same  # noqa: E402
-from migration_fixture import explain, batches, items, parse_module_value  # noqa: E402
+from migration_fixture import (batches, explain, items, parse_module_value,  # noqa: E402
+                               resp3_compacted, write_keyed)
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "fixtures",
                         "redisbloom-2.0.3")
@@ -305,21 +306,7 @@ def _write_answers(obj, out):
     out.write('{"server": %s,\n' % json.dumps(obj["server"]))
     for part in ("sessions", "replies"):
         out.write('"%s": {\n' % part)
-        keys = list(obj[part])
-        for ki, k in enumerate(keys):
-            if part == "sessions":
-                body = ",\n".join(json.dumps(x, ensure_ascii=False, separators=(",", ":"))
-                                  for x in obj[part][k])
-                out.write("%s: [\n%s]" % (json.dumps(k), body))
-            else:
-                by = obj[part][k]
-                out.write("%s: {" % json.dumps(k))
-                for j, protocol in enumerate(("2", "3")):
-                    body = ",\n".join(json.dumps(x, ensure_ascii=False, separators=(",", ":"))
-                                      for x in by[protocol])
-                    out.write('%s"%s": [\n%s]' % (",\n" if j else "\n", protocol, body))
-                out.write("}")
-            out.write(",\n" if ki + 1 < len(keys) else "\n")
+        write_keyed(out, obj[part], part == "sessions")
         out.write("}%s\n" % ("," if part == "sessions" else ""))
     out.write("}\n")
 
@@ -330,9 +317,7 @@ def main():
         assert c.call("DEBUG", "RELOAD", "NOSAVE") == ("simple", "OK")
     sess = sessions()
     got = run(port, sess)
-    replies = {k: {"2": by["2"], "3": [None if r3 == r2 else r3
-                                       for r2, r3 in zip(by["2"], by["3"])]}
-               for k, by in got.items()}
+    replies = {k: resp3_compacted(by) for k, by in got.items()}
     obj = {"server": os.environ.get("RECORDED_FROM", ""), "sessions": sess,
            "replies": replies}
     out = open(sys.stdout.fileno(), "w", encoding="utf-8", closefd=False)
