@@ -1,0 +1,12 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""sketch: fast, exact-to-theory probabilistic data structures (docs/python.md).
+
+HyperLogLog and HyperLogLogMap count distinct items, in total and per group;
+BloomFilter and CuckooFilter answer membership; CountMinSketch, TopK and
+TDigest count frequencies, find the heaviest items and estimate quantiles.
+Every class is a thin shell over libsketch: the same items make the same
+sketch, byte for byte, as the command `sketch`, the Redis module and the
+PostgreSQL extension.
+"""
+from ._sketch import *  # noqa: F401,F403 (the classes)
+from ._sketch import __version__, item_bytes, library_version  # noqa: F401

@@ -1,0 +1,529 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * bloom.c: BloomFilter, the set membership filter (sketch/bloom.h), as a
+ * Python class. Its bits, dumps and files are the library's: a filter of
+ * the same items is the same filter as `sketch bloom` builds, and a file
+ * the command made opens here (mapped, or in place so that adds change the
+ * file with the library's crash guarantee), and the other way round.
+ *
+ * The object's lock makes it one writer at a time, so the library's
+ * concurrent_writers stays 0. A filter open in place is closed by close()
+ * (or the end of a with block, or, last, its deallocation), which commits
+ * its adds to the file first; a closed filter's calls raise ValueError.
+ */
+#include "bloom_object.h"
+
+#include <errno.h>
+#include <string.h>
+
+static PyTypeObject bloom_type;
+
+static const char *const layout_names[] = {[SK_BLOOM_AUTO] = "auto",
+                                           [SK_BLOOM_CLASSIC] = "classic",
+                                           [SK_BLOOM_BLOCKED] = "blocked",
+                                           [SK_BLOOM_SPLIT] = "split"};
+
+PyObject *bloom_closed_error(void)
+{
+    PyErr_SetString(PyExc_ValueError, "BloomFilter: the filter is closed");
+    return NULL;
+}
+
+/* Takes the lock and gives the filter; NULL (no lock held, ValueError)
+ * once it is closed. */
+sk_bloom *bloom_enter_lock(PyObject *self)
+{
+    LOCK(self);
+    sk_bloom *f = BF(self);
+    if (!f) {
+        UNLOCK(self);
+        bloom_closed_error();
+    }
+    return f;
+}
+
+PyObject *bloom_alloc(PyTypeObject *type, sk_bloom *f, int in_place, PyObject *path)
+{
+    BloomObject *self = (BloomObject *)type->tp_alloc(type, 0);
+    if (!self) {
+        sk_bloom_free(f);
+        return NULL;
+    }
+    if (skpy_lock_init(&self->lock) < 0) {
+        sk_bloom_free(f);
+        Py_DECREF(self);
+        return NULL;
+    }
+    self->f = f;
+    self->in_place = in_place;
+    Py_XINCREF(path);
+    self->path = path;
+    return (PyObject *)self;
+}
+
+/* An option left out (NULL) keeps its 0. */
+static int get_uint(PyObject *obj, const char *name, uint64_t max, uint64_t *out)
+{
+    return obj ? skpy_uint_arg(obj, name, max, out) : 0;
+}
+
+static int layout_of(const char *name, sk_bloom_layout *out)
+{
+    for (size_t i = 0; i < sizeof layout_names / sizeof layout_names[0]; i++)
+        if (strcmp(name, layout_names[i]) == 0) {
+            *out = (sk_bloom_layout)i;
+            return 0;
+        }
+    PyErr_Format(PyExc_ValueError,
+                 "BloomFilter: layout is 'auto', 'classic', 'blocked' or 'split', not '%.50s'",
+                 name);
+    return -1;
+}
+
+static PyObject *bloom_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"capacity", "fp_rate", "layout", "expansion", "bits", "hashes",
+                            "max_memory", "refuse_when_full", NULL};
+    PyObject *capacity = NULL, *rate = NULL, *expansion = NULL, *bits = NULL, *hashes = NULL,
+             *max_memory = NULL;
+    const char *layout = "auto";
+    int refuse = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO$sOOOOp:BloomFilter", names, &capacity,
+                                     &rate, &layout, &expansion, &bits, &hashes, &max_memory,
+                                     &refuse))
+        return NULL;
+    sk_bloom_options o = {.refuse_when_full = refuse};
+    uint64_t e = 0, k = 0;
+    /* fp_rate left out is the library's 0: 1% for a sized filter, and none
+     * for explicit bits and hashes, which refuse a rate. */
+    if ((rate && rate != Py_None && (o.fp_rate = PyFloat_AsDouble(rate)) == -1.0 &&
+         PyErr_Occurred()) ||
+        layout_of(layout, &o.layout) < 0 ||
+        get_uint(capacity, "capacity", UINT64_MAX, &o.capacity) < 0 ||
+        get_uint(expansion, "expansion", UINT32_MAX, &e) < 0 ||
+        get_uint(bits, "bits", UINT64_MAX, &o.bits) < 0 ||
+        get_uint(hashes, "hashes", UINT32_MAX, &k) < 0 ||
+        get_uint(max_memory, "max_memory", UINT64_MAX, &o.max_memory) < 0)
+        return NULL;
+    o.expansion = (unsigned)e;
+    o.hashes = (unsigned)k;
+    sk_bloom *f;
+    int status = sk_bloom_create(&f, &o);
+    if (status != SK_OK)
+        return skpy_error(status,
+                          "BloomFilter: capacity and fp_rate (1e-15 to 0.5), or bits and hashes");
+    return bloom_alloc(type, f, 0, NULL);
+}
+
+static void bloom_dealloc(PyObject *self)
+{
+    BloomObject *b = (BloomObject *)self;
+    if (b->f && b->in_place) {
+        /* Left open: its adds are in the file already (the crash
+         * guarantee); the commit only saves the next open a re-sum. */
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        int status = bloom_commit(b);
+        if (status != SK_OK) {
+            skpy_error_path(status, "BloomFilter: commit at deallocation", b->path);
+            PyErr_WriteUnraisable(self);
+        }
+        PyErr_Restore(type, value, tb);
+    }
+    sk_bloom_free(b->f);
+    Py_XDECREF(b->path);
+    skpy_lock_free(&b->lock);
+    Py_TYPE(self)->tp_free(self);
+}
+
+/* ---- items ---------------------------------------------------------------------- */
+
+/* add(item) or contains(item): the library's answer as a bool. */
+static PyObject *one_item(PyObject *self, PyObject *item, int add)
+{
+    skpy_item it;
+    if (skpy_item_get(item, &it) < 0)
+        return NULL;
+    sk_bloom *f = bloom_enter_lock(self);
+    int status = !f ? 0 : add ? sk_bloom_add(f, it.data, it.len)
+                              : sk_bloom_contains(f, it.data, it.len);
+    if (f)
+        UNLOCK(self);
+    skpy_item_release(&it);
+    if (!f)
+        return NULL;
+    return status < 0 ? skpy_error(status, "BloomFilter.add") : PyBool_FromLong(status);
+}
+
+static PyObject *bloom_add(PyObject *self, PyObject *item)
+{
+    return one_item(self, item, 1);
+}
+
+static PyObject *bloom_contains(PyObject *self, PyObject *item)
+{
+    return one_item(self, item, 0);
+}
+
+static int bloom_sq_contains(PyObject *self, PyObject *item)
+{
+    PyObject *found = one_item(self, item, 0);
+    int out = found ? found == Py_True : -1;
+    Py_XDECREF(found);
+    return out;
+}
+
+/* The batches of update() and contains_many(), called with the lock held:
+ * the filter may have been closed by another thread since the call began. */
+typedef struct batch_ctx {
+    BloomObject *self;
+    int closed;
+    uint64_t added;
+    uint8_t flags[SKPY_BATCH];
+} batch_ctx;
+
+static int add_batch(void *arg, const void *const *items, const size_t *lens, size_t n)
+{
+    batch_ctx *c = arg;
+    if (!c->self->f)
+        return c->closed = 1, SK_EINCOMPAT;
+    int status = sk_bloom_add_batch(c->self->f, items, lens, n, c->flags);
+    for (size_t i = 0; status >= 0 && i < n; i++)
+        c->added += c->flags[i];
+    return status;
+}
+
+static int contains_batch(void *arg, const void *const *items, const size_t *lens, size_t n,
+                          uint8_t *found)
+{
+    batch_ctx *c = arg;
+    if (!c->self->f)
+        return c->closed = 1, SK_EINCOMPAT;
+    sk_bloom_contains_batch(c->self->f, items, lens, n, found);
+    return SK_OK;
+}
+
+static PyObject *bloom_update(PyObject *self, PyObject *items)
+{
+    batch_ctx *c = BF(self) ? PyMem_Calloc(1, sizeof *c) : NULL;
+    if (!c)
+        return BF(self) ? PyErr_NoMemory() : bloom_closed_error();
+    c->self = (BloomObject *)self;
+    PyObject *out = NULL;
+    if (skpy_each_batch(items, &c->self->lock, add_batch, c, "BloomFilter.update") == 0)
+        out = PyLong_FromUnsignedLongLong(c->added);
+    else if (c->closed) /* by another thread meanwhile: that error, not the library's */
+        PyErr_Clear(), bloom_closed_error();
+    PyMem_Free(c);
+    return out;
+}
+
+static PyObject *bloom_contains_many(PyObject *self, PyObject *items)
+{
+    batch_ctx c = {.self = (BloomObject *)self};
+    if (!BF(self))
+        return bloom_closed_error();
+    PyObject *out = skpy_query_many(items, &c.self->lock, contains_batch, &c,
+                                    "BloomFilter.contains_many");
+    if (!out && c.closed) /* by another thread meanwhile: that error, not the library's */
+        PyErr_Clear(), bloom_closed_error();
+    return out;
+}
+
+/* ---- whole filters -------------------------------------------------------------- */
+
+static PyObject *combine(PyObject *self, PyObject *other, int (*fn)(sk_bloom *, const sk_bloom *),
+                         const char *what)
+{
+    if (!PyObject_TypeCheck(other, &bloom_type))
+        return PyErr_Format(PyExc_TypeError, "%s: expected a BloomFilter, not %.100s", what,
+                            Py_TYPE(other)->tp_name);
+    /* Two locks, always taken in address order, so that a.merge(b) and
+     * b.merge(a) at once cannot deadlock. */
+    PyObject *first = self < other ? self : other, *second = self < other ? other : self;
+    LOCK(first);
+    if (second != first)
+        LOCK(second);
+    int closed = !BF(self) || !BF(other);
+    int status = closed || self == other ? SK_OK : fn(BF(self), BF(other));
+    if (second != first)
+        UNLOCK(second);
+    UNLOCK(first);
+    if (closed)
+        return bloom_closed_error();
+    if (status != SK_OK)
+        return skpy_error(status, what);
+    Py_RETURN_NONE;
+}
+
+static PyObject *bloom_merge(PyObject *self, PyObject *other)
+{
+    return combine(self, other, sk_bloom_merge, "BloomFilter.merge");
+}
+
+static PyObject *bloom_intersect(PyObject *self, PyObject *other)
+{
+    return combine(self, other, sk_bloom_intersect, "BloomFilter.intersect");
+}
+
+static PyObject *bloom_clear(PyObject *self, PyObject *Py_UNUSED(unused))
+{
+    sk_bloom *f = bloom_enter_lock(self);
+    if (!f)
+        return NULL;
+    int status = sk_bloom_clear(f);
+    UNLOCK(self);
+    if (status != SK_OK)
+        return skpy_error(status, "BloomFilter.clear");
+    Py_RETURN_NONE;
+}
+
+static PyObject *bloom_copy(PyObject *self, PyObject *Py_UNUSED(unused))
+{
+    sk_bloom *f = bloom_enter_lock(self), *copy;
+    if (!f)
+        return NULL;
+    int status = sk_bloom_copy(&copy, f);
+    UNLOCK(self);
+    if (status != SK_OK)
+        return skpy_error(status, "BloomFilter.copy");
+    /* A copy is in memory, whatever the original is. */
+    return bloom_alloc(Py_TYPE(self), copy, 0, NULL);
+}
+
+static PyObject *bloom_deepcopy(PyObject *self, PyObject *Py_UNUSED(memo))
+{
+    return bloom_copy(self, NULL);
+}
+
+static int dump_size(const void *f, uint64_t *size)
+{
+    return sk_bloom_serialized_size(f, size);
+}
+
+static int dump_write(const void *f, void *buf, size_t cap, size_t *len)
+{
+    return sk_bloom_serialize(f, buf, cap, len);
+}
+
+static PyObject *bloom_to_bytes(PyObject *self, PyObject *Py_UNUSED(unused))
+{
+    sk_bloom *f = bloom_enter_lock(self);
+    if (!f)
+        return NULL;
+    PyObject *out = skpy_to_bytes(f, dump_size, dump_write, "BloomFilter.to_bytes");
+    UNLOCK(self);
+    return out;
+}
+
+static PyObject *bloom_from_bytes(PyObject *cls, PyObject *data)
+{
+    Py_buffer view;
+    if (PyObject_GetBuffer(data, &view, PyBUF_C_CONTIGUOUS) < 0)
+        return NULL;
+    sk_bloom *f;
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = sk_bloom_deserialize(&f, view.buf, (size_t)view.len, NULL);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    if (status != SK_OK)
+        return skpy_error(status, "BloomFilter.from_bytes");
+    return bloom_alloc((PyTypeObject *)cls, f, 0, NULL);
+}
+
+/* ---- what it is ----------------------------------------------------------------- */
+
+static PyObject *bloom_expected_fp_rate(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"items", NULL};
+    PyObject *items = Py_None;
+    uint64_t n = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:expected_fp_rate", names, &items) ||
+        (items != Py_None && get_uint(items, "items", UINT64_MAX, &n) < 0))
+        return NULL;
+    sk_bloom *f = bloom_enter_lock(self);
+    if (!f)
+        return NULL;
+    if (items == Py_None) {
+        sk_bloom_info info;
+        sk_bloom_get_info(f, &info);
+        n = info.count;
+    }
+    double rate = sk_bloom_expected_fp_rate(f, n);
+    UNLOCK(self);
+    return PyFloat_FromDouble(rate);
+}
+
+static PyObject *bloom_estimate_items(PyObject *self, PyObject *Py_UNUSED(unused))
+{
+    sk_bloom *f = bloom_enter_lock(self);
+    if (!f)
+        return NULL;
+    uint64_t n;
+    Py_BEGIN_ALLOW_THREADS /* it reads every bit */
+    n = sk_bloom_estimate_items(f);
+    Py_END_ALLOW_THREADS
+    UNLOCK(self);
+    return PyLong_FromUnsignedLongLong(n);
+}
+
+static PyObject *bloom_repr(PyObject *self)
+{
+    sk_bloom *f = bloom_enter_lock(self);
+    if (!f) {
+        PyErr_Clear();
+        return PyUnicode_FromString("<closed BloomFilter>");
+    }
+    sk_bloom_info i;
+    sk_bloom_get_info(f, &i);
+    UNLOCK(self);
+    PyObject *rate = PyFloat_FromDouble(i.fp_rate);
+    if (!rate)
+        return NULL;
+    PyObject *out = PyUnicode_FromFormat(
+        "BloomFilter(layout='%s', bits=%llu, hashes=%u, capacity=%llu, fp_rate=%R, "
+        "expansion=%u, layers=%u, count=%llu)",
+        layout_names[i.layout], (unsigned long long)i.bits, i.hashes,
+        (unsigned long long)i.capacity, rate, i.expansion, i.layers, (unsigned long long)i.count);
+    Py_DECREF(rate);
+    return out;
+}
+
+enum field { F_LAYOUT, F_BITS, F_HASHES, F_CAPACITY, F_FP_RATE, F_COUNT, F_LAYERS, F_EXPANSION,
+             F_MAX_MEMORY, F_ARRAY_BYTES, F_MEMORY, F_INTERRUPTED, F_CLOSED, F_IN_PLACE };
+
+static PyObject *get_field(PyObject *self, void *which)
+{
+    /* These two hold without the filter, also once it is closed. */
+    if ((intptr_t)which == F_CLOSED)
+        return PyBool_FromLong(BF(self) == NULL);
+    if ((intptr_t)which == F_IN_PLACE)
+        return PyBool_FromLong(((BloomObject *)self)->in_place);
+    sk_bloom *f = bloom_enter_lock(self);
+    if (!f)
+        return NULL;
+    sk_bloom_info i;
+    sk_bloom_get_info(f, &i);
+    UNLOCK(self);
+    switch ((enum field)(intptr_t)which) {
+    case F_LAYOUT: return PyUnicode_FromString(layout_names[i.layout]);
+    case F_BITS: return PyLong_FromUnsignedLongLong(i.bits);
+    case F_HASHES: return PyLong_FromUnsignedLong(i.hashes);
+    case F_CAPACITY: return PyLong_FromUnsignedLongLong(i.capacity);
+    case F_FP_RATE: return PyFloat_FromDouble(i.fp_rate);
+    case F_COUNT: return PyLong_FromUnsignedLongLong(i.count);
+    case F_LAYERS: return PyLong_FromUnsignedLong(i.layers);
+    case F_EXPANSION: return PyLong_FromUnsignedLong(i.expansion);
+    case F_MAX_MEMORY: return PyLong_FromUnsignedLongLong(i.max_memory);
+    case F_ARRAY_BYTES: return PyLong_FromUnsignedLongLong(i.array_bytes);
+    case F_MEMORY: return PyLong_FromSize_t(i.memory);
+    default: return PyLong_FromUnsignedLongLong(i.interrupted_chunks);
+    }
+}
+
+#define METHOD(name, fn, flags, doc) {name, (PyCFunction)(void (*)(void))fn, flags, doc}
+
+static PyMethodDef bloom_methods[] = {
+    METHOD("add", bloom_add, METH_O, "add(item) -> bool\n\nAdds one item (str, bytes-like, int, "
+           "float or bool); True if it was new\n(a bit changed), False if it may have been in."),
+    METHOD("update", bloom_update, METH_O, "update(items) -> int\n\nAdds every item of an "
+           "iterable, a numpy array or a pandas Series, in C\n(arrays with the GIL released); "
+           "returns how many were new."),
+    METHOD("contains", bloom_contains, METH_O, "contains(item) -> bool\n\nTrue if the item may "
+           "be in the filter, False if it certainly is not\n(also `item in f`)."),
+    METHOD("contains_many", bloom_contains_many, METH_O, "contains_many(items) -> list[bool] | "
+           "numpy.ndarray\n\ncontains() of every item: a list, or a numpy bool array for an "
+           "array or\na pandas Series."),
+    METHOD("merge", bloom_merge, METH_O, "merge(other) -> None\n\nBecomes the union of both "
+           "filters, of one layout, layers and size\n(ValueError otherwise); each layer's count "
+           "becomes the estimate from its fill."),
+    METHOD("intersect", bloom_intersect, METH_O, "intersect(other) -> None\n\nBecomes the "
+           "intersection of both filters, of one shape (not scalable)."),
+    METHOD("clear", bloom_clear, METH_NOARGS, "clear() -> None\n\nForgets every item; a "
+           "scalable filter goes back to one layer."),
+    METHOD("copy", bloom_copy, METH_NOARGS, "copy() -> BloomFilter\n\nA copy, in memory."),
+    METHOD("__copy__", bloom_copy, METH_NOARGS, NULL),
+    METHOD("__deepcopy__", bloom_deepcopy, METH_O, NULL),
+    METHOD("__reduce__", skpy_reduce, METH_NOARGS, NULL),
+    METHOD("to_bytes", bloom_to_bytes, METH_NOARGS, "to_bytes() -> bytes\n\nThe filter as one "
+           "byte string, the dump form of docs/bloom-format.md."),
+    METHOD("from_bytes", bloom_from_bytes, METH_O | METH_CLASS, "from_bytes(data) -> "
+           "BloomFilter\n\nReads a dump; ValueError for bytes that are not one."),
+    METHOD("save", bloom_save, METH_O, "save(path) -> None\n\nWrites a filter file of `sketch "
+           "bloom` atomically (a temporary file, fsync,\nrename: a crash leaves the old file or "
+           "the new one)."),
+    METHOD("open", bloom_open, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+           "open(path, *, in_place=False, verify=False) -> BloomFilter\n\nA filter file of "
+           "`sketch bloom`, mapped: only the pages queries touch are\nread, and the file must "
+           "not shrink while open. Adds change the memory only,\nunless in_place: then they "
+           "change the file itself, as `sketch bloom add`\ndoes, and sync() or close() commits "
+           "them (an add that returned survives\nthe process being killed). One process at a "
+           "time holds a file in place\n(BlockingIOError). verify checks every array against its "
+           "sums first."),
+    METHOD("sync", bloom_sync, METH_NOARGS, "sync() -> None\n\nCommits the adds to a filter "
+           "opened in place: the sums of the chunks\nchanged, the counts, a flush to the disk."),
+    METHOD("close", bloom_close, METH_NOARGS, "close() -> None\n\nCommits a filter opened in "
+           "place (as sync()) and releases the filter;\nfurther calls raise ValueError. Closing "
+           "twice does nothing."),
+    METHOD("__enter__", bloom_enter, METH_NOARGS, NULL),
+    METHOD("__exit__", bloom_exit, METH_VARARGS, NULL),
+    METHOD("expected_fp_rate", bloom_expected_fp_rate, METH_VARARGS | METH_KEYWORDS,
+           "expected_fp_rate(items=None) -> float\n\nThe false-positive rate after `items` "
+           "distinct items (None: the count\nso far), by the exact formula of the layout."),
+    METHOD("estimate_items", bloom_estimate_items, METH_NOARGS, "estimate_items() -> int\n\n"
+           "The number of distinct items, estimated from the bits set (reads every\nbit)."),
+    {NULL}};
+
+#define FIELD(name, which, doc) {name, get_field, NULL, doc, (void *)(intptr_t)(which)}
+
+static PyGetSetDef bloom_getset[] = {
+    FIELD("layout", F_LAYOUT, "'classic', 'blocked' or 'split' ('auto' is chosen at creation)"),
+    FIELD("bits", F_BITS, "bits of all layers"),
+    FIELD("hashes", F_HASHES, "bits an item sets (in the first layer)"),
+    FIELD("capacity", F_CAPACITY, "items the layers hold at their rates"),
+    FIELD("fp_rate", F_FP_RATE, "the rate asked for at creation; 0.0 for explicit bits"),
+    FIELD("count", F_COUNT, "items whose add set a bit"),
+    FIELD("layers", F_LAYERS, "layers of a scalable filter (1 if fixed)"),
+    FIELD("expansion", F_EXPANSION, "growth of a scalable filter; 0 if fixed"),
+    FIELD("max_memory", F_MAX_MEMORY, "the memory budget; 0 for none"),
+    FIELD("array_bytes", F_ARRAY_BYTES, "bytes of bit arrays"),
+    FIELD("memory", F_MEMORY, "every byte the filter holds, allocated or mapped"),
+    FIELD("interrupted_chunks", F_INTERRUPTED, "chunks an interrupted add in place left marked"),
+    FIELD("closed", F_CLOSED, "True once close() has been called"),
+    FIELD("in_place", F_IN_PLACE, "True if opened in place: adds change the file"),
+    {NULL}};
+
+static PySequenceMethods bloom_sequence = {.sq_contains = bloom_sq_contains};
+
+static PyTypeObject bloom_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "sketch.BloomFilter",
+    .tp_basicsize = sizeof(BloomObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "BloomFilter(capacity=0, fp_rate=0.01, *, layout='auto', expansion=0, bits=0,\n"
+              "            hashes=0, max_memory=0, refuse_when_full=False)\n\n"
+              "Is an item in the set? 'maybe' (at most fp_rate wrongly) or 'definitely\n"
+              "not', never a false negative, in about 10 bits per item at 1%. Sized for\n"
+              "capacity items at fp_rate, or by explicit bits and hashes (then leave\n"
+              "fp_rate out). layout: 'classic' (fewest bits), 'blocked' (one cache line\n"
+              "per item), 'split' (the fastest) or 'auto' (the library's rule).\n"
+              "expansion >= 1 makes a scalable filter, each new layer that many times\n"
+              "larger; max_memory (bytes) is a budget; refuse_when_full makes a full\n"
+              "fixed filter refuse new items. Items hash as everywhere in sketch: the\n"
+              "same items make the same filter as `sketch bloom`, whose files open()\n"
+              "and save() read and write.",
+    .tp_new = bloom_new,
+    .tp_dealloc = bloom_dealloc,
+    .tp_repr = bloom_repr,
+    .tp_as_sequence = &bloom_sequence,
+    .tp_methods = bloom_methods,
+    .tp_getset = bloom_getset,
+};
+
+int skpy_add_bloom(PyObject *module)
+{
+    if (PyType_Ready(&bloom_type) < 0)
+        return -1;
+    Py_INCREF(&bloom_type);
+    return PyModule_AddObject(module, "BloomFilter", (PyObject *)&bloom_type) < 0 ? -1 : 0;
+}

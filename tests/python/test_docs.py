@@ -1,0 +1,38 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""docs/python.md's examples run as written, in order, in a directory that
+holds the files they read (made by the command), with the names they
+assume (urls, new_urls, more_visitors) defined, and redis.Redis() pointed
+at the suite's private server."""
+import os
+import re
+
+import sketch
+
+DOCS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "python.md")
+
+
+def test_examples_run(tmp_path, run_sketch, redis_client, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with open("visits.csv", "w") as f:
+        f.write("page,user_id\n")
+        for i in range(20000):
+            f.write("/p%d,%d\n" % (i % 13, i * 7 % 5003))
+    for day, start in (("monday", 0), ("tuesday", 3000)):
+        items = "".join("u%d\n" % i for i in range(start, start + 6000))
+        run_sketch("count", "-o", day + ".hll", "-", input=items)
+    run_sketch("bloom", "create", "-n", "10000", "-p", "0.01", "bad-urls.bloom")
+    run_sketch("bloom", "add", "bad-urls.bloom", input="".join("http://bad/%d\n" % i
+                                                                for i in range(500)))
+    with open(DOCS, encoding="utf-8") as f:
+        blocks = re.findall(r"```python\n(.*?)```", f.read(), re.S)
+    assert len(blocks) >= 5
+    port = redis_client.connection_pool.connection_kwargs["port"]
+    namespace = {"urls": ["http://bad/1", "http://good/1"], "new_urls": ["http://bad/new"],
+                 "more_visitors": ["v1", "v2"]}
+    for block in blocks:
+        exec(compile(block.replace("redis.Redis()", "redis.Redis(port=%d)" % port), DOCS, "exec"),
+             namespace)
+    assert namespace["flags"][0] is True
+    assert sketch.BloomFilter.open("bad-urls.bloom").contains("http://bad/new")
+    assert redis_client.pfcount("visitors:2026-12-05") == 2
+    assert os.path.exists("both.hll")
