@@ -50,8 +50,9 @@ class BuildWithLibrary(build_ext):
         super().run()
 
 
-SOURCES = ["module.c", "errors.c", "items.c", "item_text.c", "reader.c", "batches.c", "hll.c", "hll_map.c",
-           "bloom.c", "bloom_file.c", "cuckoo.c", "cms.c", "topk.c", "tdigest.c", "tdigest_values.c"]
+SOURCES = ["module.c", "errors.c", "family.c", "items.c", "item_text.c", "reader.c", "batches.c",
+           "hll.c", "hll_map.c", "bloom.c", "bloom_file.c", "cuckoo.c", "cms.c", "topk.c", "tdigest.c",
+           "tdigest_values.c"]
 
 setup(
     version=version(),

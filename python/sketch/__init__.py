@@ -8,5 +8,8 @@ Every class is a thin shell over libsketch: the same items make the same
 sketch, byte for byte, as the command `sketch`, the Redis module and the
 PostgreSQL extension.
 """
+from . import _sketch
 from ._sketch import *  # noqa: F401,F403 (the classes)
-from ._sketch import __version__, item_bytes, library_version  # noqa: F401
+from ._sketch import __version__  # noqa: F401
+
+__all__ = [name for name in dir(_sketch) if not name.startswith("_")]

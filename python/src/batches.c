@@ -29,27 +29,46 @@ static int finish(Py_ssize_t n, int status, skpy_reader **readers, size_t count,
     return n < 0 || status < 0 ? -1 : 0;
 }
 
-/* The loop over an open reader; frees nothing. */
-static int run_batches(skpy_reader *r, batch_arrays *a, skpy_lock *lock, skpy_batch_fn fn,
-                       void *ctx, Py_ssize_t *n)
+/* The next batch of every reader, in step: their common size (0 at the
+ * end), -1 for a reader's error, -2 when their lengths differ. */
+static Py_ssize_t next_batch(skpy_reader **r, size_t count, batch_arrays *a)
 {
-    int status = SK_OK;
-    if (skpy_reader_nogil(r)) {
+    Py_ssize_t n = skpy_reader_next(r[0], a[0].items, a[0].lens);
+    for (size_t i = 1; n >= 0 && i < count; i++) {
+        Py_ssize_t m = skpy_reader_next(r[i], a[i].items, a[i].lens);
+        n = m < 0 ? -1 : m != n ? -2 : n;
+    }
+    return n;
+}
+
+/* The loop over open readers, one (fn) or keys and items (pair); frees
+ * nothing. *n ends as next_batch's last answer. */
+static int run_batches(skpy_reader **r, size_t count, batch_arrays *a, skpy_lock *lock,
+                       skpy_batch_fn fn, skpy_pair_fn pair, void *ctx, Py_ssize_t *n)
+{
+    int nogil = 1, status = SK_OK;
+    for (size_t i = 0; i < count; i++)
+        nogil = nogil && skpy_reader_nogil(r[i]);
+    PyThreadState *saved = NULL;
+    if (nogil) {
+        /* No Python code runs in the loop: one lock, taken before the GIL
+         * goes, serves all of it. */
         skpy_lock_enter(lock);
-        Py_BEGIN_ALLOW_THREADS
-        while ((*n = skpy_reader_next(r, a->items, a->lens)) > 0 &&
-               (status = fn(ctx, a->items, a->lens, (size_t)*n)) >= 0)
-            ;
-        Py_END_ALLOW_THREADS
-        skpy_lock_leave(lock);
-    } else {
-        while ((*n = skpy_reader_next(r, a->items, a->lens)) > 0) {
+        saved = PyEval_SaveThread();
+    }
+    while ((*n = next_batch(r, count, a)) > 0) {
+        if (!nogil)
             skpy_lock_enter(lock);
-            status = fn(ctx, a->items, a->lens, (size_t)*n);
+        status = pair ? pair(ctx, a[0].items, a[0].lens, a[1].items, a[1].lens, (size_t)*n)
+                      : fn(ctx, a[0].items, a[0].lens, (size_t)*n);
+        if (!nogil)
             skpy_lock_leave(lock);
-            if (status < 0)
-                break;
-        }
+        if (status < 0)
+            break;
+    }
+    if (nogil) {
+        PyEval_RestoreThread(saved);
+        skpy_lock_leave(lock);
     }
     return status;
 }
@@ -66,7 +85,7 @@ int skpy_each_batch(PyObject *obj, skpy_lock *lock, skpy_batch_fn fn, void *ctx,
         return -1;
     }
     Py_ssize_t n;
-    int status = run_batches(r, a, lock, fn, ctx, &n);
+    int status = run_batches(&r, 1, a, lock, fn, NULL, ctx, &n);
     return finish(n, status, &r, 1, a, what);
 }
 
@@ -101,7 +120,7 @@ PyObject *skpy_query_many(PyObject *obj, skpy_lock *lock, skpy_query_fn fn, void
     }
     query_ctx q = {fn, ctx, {0}};
     Py_ssize_t n;
-    int status = run_batches(r, a, lock, query_batch, &q, &n);
+    int status = run_batches(&r, 1, a, lock, query_batch, NULL, &q, &n);
     int as_array = skpy_reader_is_array(r);
     PyObject *out = NULL;
     if (finish(n, status, &r, 1, a, what) == 0)
@@ -125,58 +144,9 @@ int skpy_each_pair(PyObject *keys, PyObject *items, skpy_lock *lock, skpy_pair_f
         skpy_reader_close(r[1]);
         return -1;
     }
-    int nogil = skpy_reader_nogil(r[0]) && skpy_reader_nogil(r[1]);
-    Py_ssize_t n = 0, m = 0;
-    int status = SK_OK;
-    const char *mismatch = NULL;
-    if (nogil) {
-        skpy_lock_enter(lock);
-        Py_BEGIN_ALLOW_THREADS
-        for (;;) {
-            if ((n = skpy_reader_next(r[0], a[0].items, a[0].lens)) < 0 ||
-                (m = skpy_reader_next(r[1], a[1].items, a[1].lens)) < 0) {
-                n = -1;
-                break;
-            }
-            if (n != m) {
-                mismatch = "keys and items differ in length";
-                break;
-            }
-            if (n == 0 || (status = fn(ctx, a[0].items, a[0].lens, a[1].items, a[1].lens,
-                                       (size_t)n)) < 0)
-                break;
-        }
-        Py_END_ALLOW_THREADS
-        skpy_lock_leave(lock);
-    } else {
-        for (;;) {
-            if ((n = skpy_reader_next(r[0], a[0].items, a[0].lens)) < 0 ||
-                (m = skpy_reader_next(r[1], a[1].items, a[1].lens)) < 0) {
-                n = -1;
-                break;
-            }
-            if (n != m) {
-                mismatch = "keys and items differ in length";
-                break;
-            }
-            if (n == 0)
-                break;
-            skpy_lock_enter(lock);
-            status = fn(ctx, a[0].items, a[0].lens, a[1].items, a[1].lens, (size_t)n);
-            skpy_lock_leave(lock);
-            if (status < 0)
-                break;
-        }
-    }
-    if (mismatch) {
-        PyErr_SetString(PyExc_ValueError, mismatch);
-        n = -2;
-    }
-    if (n == -2) {
-        skpy_reader_close(r[0]);
-        skpy_reader_close(r[1]);
-        PyMem_Free(a);
-        return -1;
-    }
+    Py_ssize_t n;
+    int status = run_batches(r, 2, a, lock, NULL, fn, ctx, &n);
+    if (n == -2) /* finish() then raises this error, not a reader's */
+        PyErr_SetString(PyExc_ValueError, "keys and items differ in length");
     return finish(n, status, r, 2, a, what);
 }

@@ -11,10 +11,13 @@
  * (or the end of a with block, or, last, its deallocation), which commits
  * its adds to the file first; a closed filter's calls raise ValueError.
  */
+#include "common.h"
+
 #include "bloom_object.h"
 
-#include <errno.h>
 #include <string.h>
+
+SKPY_FAMILY(bloom, "BloomFilter");
 
 static PyTypeObject bloom_type;
 
@@ -22,44 +25,6 @@ static const char *const layout_names[] = {[SK_BLOOM_AUTO] = "auto",
                                            [SK_BLOOM_CLASSIC] = "classic",
                                            [SK_BLOOM_BLOCKED] = "blocked",
                                            [SK_BLOOM_SPLIT] = "split"};
-
-PyObject *bloom_closed_error(void)
-{
-    PyErr_SetString(PyExc_ValueError, "BloomFilter: the filter is closed");
-    return NULL;
-}
-
-/* Takes the lock and gives the filter; NULL (no lock held, ValueError)
- * once it is closed. */
-sk_bloom *bloom_enter_lock(PyObject *self)
-{
-    LOCK(self);
-    sk_bloom *f = BF(self);
-    if (!f) {
-        UNLOCK(self);
-        bloom_closed_error();
-    }
-    return f;
-}
-
-PyObject *bloom_alloc(PyTypeObject *type, sk_bloom *f, int in_place, PyObject *path)
-{
-    BloomObject *self = (BloomObject *)type->tp_alloc(type, 0);
-    if (!self) {
-        sk_bloom_free(f);
-        return NULL;
-    }
-    if (skpy_lock_init(&self->lock) < 0) {
-        sk_bloom_free(f);
-        Py_DECREF(self);
-        return NULL;
-    }
-    self->f = f;
-    self->in_place = in_place;
-    Py_XINCREF(path);
-    self->path = path;
-    return (PyObject *)self;
-}
 
 /* An option left out (NULL) keeps its 0. */
 static int get_uint(PyObject *obj, const char *name, uint64_t max, uint64_t *out)
@@ -112,13 +77,13 @@ static PyObject *bloom_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (status != SK_OK)
         return skpy_error(status,
                           "BloomFilter: capacity and fp_rate (1e-15 to 0.5), or bits and hashes");
-    return bloom_alloc(type, f, 0, NULL);
+    return skpy_object_new(type, f, &bloom_family);
 }
 
 static void bloom_dealloc(PyObject *self)
 {
     BloomObject *b = (BloomObject *)self;
-    if (b->f && b->in_place) {
+    if (BF(b) && b->in_place) {
         /* Left open: its adds are in the file already (the crash
          * guarantee); the commit only saves the next open a re-sum. */
         PyObject *type, *value, *tb;
@@ -130,10 +95,8 @@ static void bloom_dealloc(PyObject *self)
         }
         PyErr_Restore(type, value, tb);
     }
-    sk_bloom_free(b->f);
     Py_XDECREF(b->path);
-    skpy_lock_free(&b->lock);
-    Py_TYPE(self)->tp_free(self);
+    skpy_object_dealloc(self);
 }
 
 /* ---- items ---------------------------------------------------------------------- */
@@ -144,7 +107,7 @@ static PyObject *one_item(PyObject *self, PyObject *item, int add)
     skpy_item it;
     if (skpy_item_get(item, &it) < 0)
         return NULL;
-    sk_bloom *f = bloom_enter_lock(self);
+    sk_bloom *f = skpy_enter(self);
     int status = !f ? 0 : add ? sk_bloom_add(f, it.data, it.len)
                               : sk_bloom_contains(f, it.data, it.len);
     if (f)
@@ -185,9 +148,9 @@ typedef struct batch_ctx {
 static int add_batch(void *arg, const void *const *items, const size_t *lens, size_t n)
 {
     batch_ctx *c = arg;
-    if (!c->self->f)
+    if (!BF(c->self))
         return c->closed = 1, SK_EINCOMPAT;
-    int status = sk_bloom_add_batch(c->self->f, items, lens, n, c->flags);
+    int status = sk_bloom_add_batch(BF(c->self), items, lens, n, c->flags);
     for (size_t i = 0; status >= 0 && i < n; i++)
         c->added += c->flags[i];
     return status;
@@ -197,9 +160,9 @@ static int contains_batch(void *arg, const void *const *items, const size_t *len
                           uint8_t *found)
 {
     batch_ctx *c = arg;
-    if (!c->self->f)
+    if (!BF(c->self))
         return c->closed = 1, SK_EINCOMPAT;
-    sk_bloom_contains_batch(c->self->f, items, lens, n, found);
+    sk_bloom_contains_batch(BF(c->self), items, lens, n, found);
     return SK_OK;
 }
 
@@ -207,13 +170,13 @@ static PyObject *bloom_update(PyObject *self, PyObject *items)
 {
     batch_ctx *c = BF(self) ? PyMem_Calloc(1, sizeof *c) : NULL;
     if (!c)
-        return BF(self) ? PyErr_NoMemory() : bloom_closed_error();
+        return BF(self) ? PyErr_NoMemory() : skpy_closed(self);
     c->self = (BloomObject *)self;
     PyObject *out = NULL;
-    if (skpy_each_batch(items, &c->self->lock, add_batch, c, "BloomFilter.update") == 0)
+    if (skpy_each_batch(items, SKPY_LOCK(self), add_batch, c, "BloomFilter.update") == 0)
         out = PyLong_FromUnsignedLongLong(c->added);
     else if (c->closed) /* by another thread meanwhile: that error, not the library's */
-        PyErr_Clear(), bloom_closed_error();
+        PyErr_Clear(), skpy_closed(self);
     PyMem_Free(c);
     return out;
 }
@@ -222,11 +185,11 @@ static PyObject *bloom_contains_many(PyObject *self, PyObject *items)
 {
     batch_ctx c = {.self = (BloomObject *)self};
     if (!BF(self))
-        return bloom_closed_error();
-    PyObject *out = skpy_query_many(items, &c.self->lock, contains_batch, &c,
+        return skpy_closed(self);
+    PyObject *out = skpy_query_many(items, SKPY_LOCK(self), contains_batch, &c,
                                     "BloomFilter.contains_many");
     if (!out && c.closed) /* by another thread meanwhile: that error, not the library's */
-        PyErr_Clear(), bloom_closed_error();
+        PyErr_Clear(), skpy_closed(self);
     return out;
 }
 
@@ -238,19 +201,12 @@ static PyObject *combine(PyObject *self, PyObject *other, int (*fn)(sk_bloom *, 
     if (!PyObject_TypeCheck(other, &bloom_type))
         return PyErr_Format(PyExc_TypeError, "%s: expected a BloomFilter, not %.100s", what,
                             Py_TYPE(other)->tp_name);
-    /* Two locks, always taken in address order, so that a.merge(b) and
-     * b.merge(a) at once cannot deadlock. */
-    PyObject *first = self < other ? self : other, *second = self < other ? other : self;
-    LOCK(first);
-    if (second != first)
-        LOCK(second);
+    skpy_lock_pair(self, other);
     int closed = !BF(self) || !BF(other);
     int status = closed || self == other ? SK_OK : fn(BF(self), BF(other));
-    if (second != first)
-        UNLOCK(second);
-    UNLOCK(first);
+    skpy_unlock_pair(self, other);
     if (closed)
-        return bloom_closed_error();
+        return skpy_closed(self);
     if (status != SK_OK)
         return skpy_error(status, what);
     Py_RETURN_NONE;
@@ -266,72 +222,6 @@ static PyObject *bloom_intersect(PyObject *self, PyObject *other)
     return combine(self, other, sk_bloom_intersect, "BloomFilter.intersect");
 }
 
-static PyObject *bloom_clear(PyObject *self, PyObject *Py_UNUSED(unused))
-{
-    sk_bloom *f = bloom_enter_lock(self);
-    if (!f)
-        return NULL;
-    int status = sk_bloom_clear(f);
-    UNLOCK(self);
-    if (status != SK_OK)
-        return skpy_error(status, "BloomFilter.clear");
-    Py_RETURN_NONE;
-}
-
-static PyObject *bloom_copy(PyObject *self, PyObject *Py_UNUSED(unused))
-{
-    sk_bloom *f = bloom_enter_lock(self), *copy;
-    if (!f)
-        return NULL;
-    int status = sk_bloom_copy(&copy, f);
-    UNLOCK(self);
-    if (status != SK_OK)
-        return skpy_error(status, "BloomFilter.copy");
-    /* A copy is in memory, whatever the original is. */
-    return bloom_alloc(Py_TYPE(self), copy, 0, NULL);
-}
-
-static PyObject *bloom_deepcopy(PyObject *self, PyObject *Py_UNUSED(memo))
-{
-    return bloom_copy(self, NULL);
-}
-
-static int dump_size(const void *f, uint64_t *size)
-{
-    return sk_bloom_serialized_size(f, size);
-}
-
-static int dump_write(const void *f, void *buf, size_t cap, size_t *len)
-{
-    return sk_bloom_serialize(f, buf, cap, len);
-}
-
-static PyObject *bloom_to_bytes(PyObject *self, PyObject *Py_UNUSED(unused))
-{
-    sk_bloom *f = bloom_enter_lock(self);
-    if (!f)
-        return NULL;
-    PyObject *out = skpy_to_bytes(f, dump_size, dump_write, "BloomFilter.to_bytes");
-    UNLOCK(self);
-    return out;
-}
-
-static PyObject *bloom_from_bytes(PyObject *cls, PyObject *data)
-{
-    Py_buffer view;
-    if (PyObject_GetBuffer(data, &view, PyBUF_C_CONTIGUOUS) < 0)
-        return NULL;
-    sk_bloom *f;
-    int status;
-    Py_BEGIN_ALLOW_THREADS
-    status = sk_bloom_deserialize(&f, view.buf, (size_t)view.len, NULL);
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&view);
-    if (status != SK_OK)
-        return skpy_error(status, "BloomFilter.from_bytes");
-    return bloom_alloc((PyTypeObject *)cls, f, 0, NULL);
-}
-
 /* ---- what it is ----------------------------------------------------------------- */
 
 static PyObject *bloom_expected_fp_rate(PyObject *self, PyObject *args, PyObject *kwargs)
@@ -342,7 +232,7 @@ static PyObject *bloom_expected_fp_rate(PyObject *self, PyObject *args, PyObject
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:expected_fp_rate", names, &items) ||
         (items != Py_None && get_uint(items, "items", UINT64_MAX, &n) < 0))
         return NULL;
-    sk_bloom *f = bloom_enter_lock(self);
+    sk_bloom *f = skpy_enter(self);
     if (!f)
         return NULL;
     if (items == Py_None) {
@@ -357,7 +247,7 @@ static PyObject *bloom_expected_fp_rate(PyObject *self, PyObject *args, PyObject
 
 static PyObject *bloom_estimate_items(PyObject *self, PyObject *Py_UNUSED(unused))
 {
-    sk_bloom *f = bloom_enter_lock(self);
+    sk_bloom *f = skpy_enter(self);
     if (!f)
         return NULL;
     uint64_t n;
@@ -370,14 +260,11 @@ static PyObject *bloom_estimate_items(PyObject *self, PyObject *Py_UNUSED(unused
 
 static PyObject *bloom_repr(PyObject *self)
 {
-    sk_bloom *f = bloom_enter_lock(self);
-    if (!f) {
+    sk_bloom_info i;
+    if (skpy_info(self, &i) < 0) {
         PyErr_Clear();
         return PyUnicode_FromString("<closed BloomFilter>");
     }
-    sk_bloom_info i;
-    sk_bloom_get_info(f, &i);
-    UNLOCK(self);
     PyObject *rate = PyFloat_FromDouble(i.fp_rate);
     if (!rate)
         return NULL;
@@ -400,12 +287,9 @@ static PyObject *get_field(PyObject *self, void *which)
         return PyBool_FromLong(BF(self) == NULL);
     if ((intptr_t)which == F_IN_PLACE)
         return PyBool_FromLong(((BloomObject *)self)->in_place);
-    sk_bloom *f = bloom_enter_lock(self);
-    if (!f)
-        return NULL;
     sk_bloom_info i;
-    sk_bloom_get_info(f, &i);
-    UNLOCK(self);
+    if (skpy_info(self, &i) < 0)
+        return NULL;
     switch ((enum field)(intptr_t)which) {
     case F_LAYOUT: return PyUnicode_FromString(layout_names[i.layout]);
     case F_BITS: return PyLong_FromUnsignedLongLong(i.bits);
@@ -440,15 +324,15 @@ static PyMethodDef bloom_methods[] = {
            "becomes the estimate from its fill."),
     METHOD("intersect", bloom_intersect, METH_O, "intersect(other) -> None\n\nBecomes the "
            "intersection of both filters, of one shape (not scalable)."),
-    METHOD("clear", bloom_clear, METH_NOARGS, "clear() -> None\n\nForgets every item; a "
+    METHOD("clear", skpy_clear, METH_NOARGS, "clear() -> None\n\nForgets every item; a "
            "scalable filter goes back to one layer."),
-    METHOD("copy", bloom_copy, METH_NOARGS, "copy() -> BloomFilter\n\nA copy, in memory."),
-    METHOD("__copy__", bloom_copy, METH_NOARGS, NULL),
-    METHOD("__deepcopy__", bloom_deepcopy, METH_O, NULL),
+    METHOD("copy", skpy_copy, METH_NOARGS, "copy() -> BloomFilter\n\nA copy, in memory."),
+    METHOD("__copy__", skpy_copy, METH_NOARGS, NULL),
+    METHOD("__deepcopy__", skpy_deepcopy, METH_O, NULL),
     METHOD("__reduce__", skpy_reduce, METH_NOARGS, NULL),
-    METHOD("to_bytes", bloom_to_bytes, METH_NOARGS, "to_bytes() -> bytes\n\nThe filter as one "
+    METHOD("to_bytes", skpy_to_bytes, METH_NOARGS, "to_bytes() -> bytes\n\nThe filter as one "
            "byte string, the dump form of docs/bloom-format.md."),
-    METHOD("from_bytes", bloom_from_bytes, METH_O | METH_CLASS, "from_bytes(data) -> "
+    METHOD("from_bytes", skpy_from_bytes, METH_O | METH_CLASS, "from_bytes(data) -> "
            "BloomFilter\n\nReads a dump; ValueError for bytes that are not one."),
     METHOD("save", bloom_save, METH_O, "save(path) -> None\n\nWrites a filter file of `sketch "
            "bloom` atomically (a temporary file, fsync,\nrename: a crash leaves the old file or "
@@ -522,8 +406,5 @@ static PyTypeObject bloom_type = {
 
 int skpy_add_bloom(PyObject *module)
 {
-    if (PyType_Ready(&bloom_type) < 0)
-        return -1;
-    Py_INCREF(&bloom_type);
-    return PyModule_AddObject(module, "BloomFilter", (PyObject *)&bloom_type) < 0 ? -1 : 0;
+    return skpy_add_type(module, &bloom_type, &bloom_family);
 }

@@ -5,6 +5,8 @@
  * are read), or opens it in place, so that adds change the file with the
  * library's crash guarantee; sync() and close() commit those adds.
  */
+#include "common.h"
+
 #include "bloom_object.h"
 
 #include <errno.h>
@@ -17,63 +19,55 @@ int bloom_commit(BloomObject *self)
         return SK_OK;
     int status;
     Py_BEGIN_ALLOW_THREADS
-    status = sk_bloom_sync(self->f);
+    status = sk_bloom_sync(BF(self));
     Py_END_ALLOW_THREADS
     return status;
 }
 
-PyObject *bloom_save(PyObject *self, PyObject *path_arg)
+static int save_file(const void *f, const char *path, int unused)
 {
-    PyObject *path = skpy_path(path_arg);
-    if (!path)
-        return NULL;
-    sk_bloom *f = bloom_enter_lock(self);
-    if (!f) {
-        Py_DECREF(path);
-        return NULL;
-    }
-    int status, err;
-    Py_BEGIN_ALLOW_THREADS
-    status = sk_bloom_save(f, PyBytes_AS_STRING(path));
-    err = errno;
-    Py_END_ALLOW_THREADS
-    UNLOCK(self);
-    Py_DECREF(path);
-    errno = err;
-    if (status != SK_OK)
-        return skpy_error_path(status, "BloomFilter.save", path_arg);
-    Py_RETURN_NONE;
+    (void)unused;
+    return sk_bloom_save(f, path);
+}
+
+PyObject *bloom_save(PyObject *self, PyObject *path)
+{
+    return skpy_save(self, path, save_file, 0);
+}
+
+static int open_file(void **out, const char *path, int flags)
+{
+    sk_bloom *f;
+    int status = sk_bloom_open(&f, path, (unsigned)flags, NULL);
+    if (status == SK_OK)
+        *out = f;
+    return status;
 }
 
 PyObject *bloom_open(PyObject *cls, PyObject *args, PyObject *kwargs)
 {
     static char *names[] = {"path", "in_place", "verify", NULL};
-    PyObject *path_arg, *path;
+    PyObject *path;
     int in_place = 0, verify = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$pp:open", names, &path_arg, &in_place,
-                                     &verify) ||
-        !(path = skpy_path(path_arg)))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$pp:open", names, &path, &in_place,
+                                     &verify))
         return NULL;
     unsigned flags = in_place ? SK_BLOOM_IN_PLACE : SK_BLOOM_MAP;
     if (verify)
         flags |= SK_BLOOM_VERIFY;
-    sk_bloom *f;
-    int status, err;
-    Py_BEGIN_ALLOW_THREADS
-    status = sk_bloom_open(&f, PyBytes_AS_STRING(path), flags, NULL);
-    err = errno;
-    Py_END_ALLOW_THREADS
-    Py_DECREF(path);
-    errno = err;
-    if (status != SK_OK)
-        return skpy_error_path(status, "BloomFilter.open", path_arg);
-    return bloom_alloc((PyTypeObject *)cls, f, in_place, path_arg);
+    BloomObject *self = (BloomObject *)skpy_open(cls, path, open_file, (int)flags);
+    if (self) {
+        self->in_place = in_place;
+        Py_INCREF(path);
+        self->path = path;
+    }
+    return (PyObject *)self;
 }
 
 PyObject *bloom_sync(PyObject *self, PyObject *Py_UNUSED(unused))
 {
     BloomObject *b = (BloomObject *)self;
-    if (!bloom_enter_lock(self))
+    if (!skpy_enter(self))
         return NULL;
     int status = b->in_place ? bloom_commit(b) : SK_EINCOMPAT, err = errno;
     UNLOCK(self);
@@ -87,11 +81,11 @@ PyObject *bloom_close(PyObject *self, PyObject *Py_UNUSED(unused))
 {
     BloomObject *b = (BloomObject *)self;
     LOCK(self);
-    int status = b->f ? bloom_commit(b) : SK_OK, err = errno;
+    int status = BF(b) ? bloom_commit(b) : SK_OK, err = errno;
     /* Closed even when the commit fails, as a Python file is: the marks
      * the library left keep the file whole, and the next open re-sums. */
-    sk_bloom_free(b->f);
-    b->f = NULL;
+    sk_bloom_free(BF(b));
+    b->base.obj = NULL;
     UNLOCK(self);
     errno = err;
     if (status != SK_OK)
@@ -102,7 +96,7 @@ PyObject *bloom_close(PyObject *self, PyObject *Py_UNUSED(unused))
 PyObject *bloom_enter(PyObject *self, PyObject *Py_UNUSED(unused))
 {
     if (!BF(self))
-        return bloom_closed_error();
+        return skpy_closed(self);
     Py_INCREF(self);
     return self;
 }

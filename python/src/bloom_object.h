@@ -12,24 +12,15 @@
 #include "sketch/bloom_extra.h"
 
 typedef struct {
-    PyObject_HEAD
-    sk_bloom *f;    /* NULL once closed */
-    skpy_lock lock;
-    int in_place;   /* opened with SK_BLOOM_IN_PLACE: close() commits */
-    PyObject *path; /* the path it was opened from, for errors; NULL in memory */
+    skpy_object base; /* base.obj, the sk_bloom, is NULL once closed */
+    int in_place;     /* opened with SK_BLOOM_IN_PLACE: close() commits */
+    PyObject *path;   /* the path it was opened from, for errors; NULL in memory */
 } BloomObject;
 
-#define BF(o) (((BloomObject *)(o))->f)
-#define LOCK(self) skpy_lock_enter(&((BloomObject *)(self))->lock)
-#define UNLOCK(self) skpy_lock_leave(&((BloomObject *)(self))->lock)
+#define BF(o) ((sk_bloom *)SKPY_OBJ(o))
+#define LOCK(self) skpy_lock_enter(SKPY_LOCK(self))
+#define UNLOCK(self) skpy_lock_leave(SKPY_LOCK(self))
 
-/* ValueError for a closed filter; NULL. */
-PyObject *bloom_closed_error(void);
-/* Takes the lock and gives the filter; NULL (no lock held, ValueError)
- * once it is closed. */
-sk_bloom *bloom_enter_lock(PyObject *self);
-/* A new object owning f (freed on failure). */
-PyObject *bloom_alloc(PyTypeObject *type, sk_bloom *f, int in_place, PyObject *path);
 /* Commits a filter open in place; SK_OK for one in memory. errno is kept
  * for the caller's error. */
 int bloom_commit(BloomObject *self);

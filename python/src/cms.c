@@ -11,31 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-    PyObject_HEAD
-    sk_cms *cms;
-    skpy_lock lock;
-} CmsObject;
+SKPY_FAMILY(cms, "CountMinSketch");
 
 static PyTypeObject cms_type;
 
-#define CMS(o) (((CmsObject *)(o))->cms)
-
-/* A new object of type owning c (freed on failure). */
-static PyObject *wrap(PyTypeObject *type, sk_cms *c)
-{
-    CmsObject *self = (CmsObject *)type->tp_alloc(type, 0);
-    if (!self) {
-        sk_cms_free(c);
-        return NULL;
-    }
-    self->cms = c;
-    if (skpy_lock_init(&self->lock) < 0) {
-        Py_DECREF(self);
-        return NULL;
-    }
-    return (PyObject *)self;
-}
+#define CMS(o) ((sk_cms *)SKPY_OBJ(o))
+#define LOCK(o) SKPY_LOCK(o)
 
 static PyObject *cms_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
@@ -56,14 +37,7 @@ static PyObject *cms_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     int rc = sk_cms_create(&c, &o);
     if (rc != SK_OK)
         return skpy_error(rc, "CountMinSketch");
-    return wrap(type, c);
-}
-
-static void cms_dealloc(PyObject *self)
-{
-    sk_cms_free(CMS(self));
-    skpy_lock_free(&((CmsObject *)self)->lock);
-    Py_TYPE(self)->tp_free(self);
+    return skpy_object_new(type, c, &cms_family);
 }
 
 /* ---- counting ---------------------------------------------------------------- */
@@ -81,9 +55,9 @@ static PyObject *cms_add(PyObject *self, PyObject *args, PyObject *kwds)
     if (skpy_item_get(obj, &item) < 0)
         return NULL;
     uint32_t estimate;
-    skpy_lock_enter(&((CmsObject *)self)->lock);
+    skpy_lock_enter(LOCK(self));
     int rc = sk_cms_add(CMS(self), item.data, item.len, count, &estimate);
-    skpy_lock_leave(&((CmsObject *)self)->lock);
+    skpy_lock_leave(LOCK(self));
     skpy_item_release(&item);
     if (rc != SK_OK)
         return skpy_error(rc, "CountMinSketch.add");
@@ -102,7 +76,7 @@ static int add_batch(void *ctx, const void *const *items, const size_t *lens, si
 
 static PyObject *cms_update(PyObject *self, PyObject *items)
 {
-    if (skpy_each_batch(items, &((CmsObject *)self)->lock, add_batch, CMS(self),
+    if (skpy_each_batch(items, LOCK(self), add_batch, CMS(self),
                         "CountMinSketch.update") < 0)
         return NULL;
     Py_RETURN_NONE;
@@ -113,9 +87,9 @@ static PyObject *cms_count(PyObject *self, PyObject *obj)
     skpy_item item;
     if (skpy_item_get(obj, &item) < 0)
         return NULL;
-    skpy_lock_enter(&((CmsObject *)self)->lock);
+    skpy_lock_enter(LOCK(self));
     uint32_t n = sk_cms_count(CMS(self), item.data, item.len);
-    skpy_lock_leave(&((CmsObject *)self)->lock);
+    skpy_lock_leave(LOCK(self));
     skpy_item_release(&item);
     return PyLong_FromUnsignedLong(n);
 }
@@ -142,7 +116,7 @@ static PyObject *cms_counts_many(PyObject *self, PyObject *items)
 {
     struct counts c = {.cms = CMS(self)};
     PyObject *list = NULL;
-    if (skpy_each_batch(items, &((CmsObject *)self)->lock, count_batch, &c,
+    if (skpy_each_batch(items, LOCK(self), count_batch, &c,
                         "CountMinSketch.counts_many") == 0) {
         size_t n = c.out.len / sizeof(uint32_t);
         list = PyList_New((Py_ssize_t)n);
@@ -171,7 +145,8 @@ static int lock_order(const void *a, const void *b)
 
 /* Takes the locks of the objects (self among them) in address order, each
  * once, so that two threads merging the same sketches cannot deadlock and
- * a sketch merged into itself is locked once. Returns how many it took. */
+ * a sketch merged into itself is locked once; the order skpy_lock_pair
+ * takes for merge(). Returns how many it took. */
 static size_t lock_all(skpy_lock **locks, size_t n)
 {
     qsort(locks, n, sizeof *locks, lock_order);
@@ -196,13 +171,12 @@ static PyObject *cms_merge(PyObject *self, PyObject *other)
     if (!PyObject_TypeCheck(other, &cms_type))
         return PyErr_Format(PyExc_TypeError, "merge() takes a CountMinSketch, not %.100s",
                             Py_TYPE(other)->tp_name);
-    skpy_lock *locks[2] = {&((CmsObject *)self)->lock, &((CmsObject *)other)->lock};
-    size_t n = lock_all(locks, 2);
+    skpy_lock_pair(self, other);
     int rc;
     Py_BEGIN_ALLOW_THREADS
     rc = sk_cms_merge(CMS(self), CMS(other));
     Py_END_ALLOW_THREADS
-    leave_all(locks, n);
+    skpy_unlock_pair(self, other);
     if (rc != SK_OK)
         return skpy_error(rc, "CountMinSketch.merge");
     Py_RETURN_NONE;
@@ -244,7 +218,7 @@ static PyObject *cms_merge_weighted(PyObject *self, PyObject *args, PyObject *kw
             goto done;
         }
         srcs[i] = CMS(s);
-        locks[i] = &((CmsObject *)s)->lock;
+        locks[i] = LOCK(s);
         w[i] = 1;
         if (weights) {
             PyObject *wi = PySequence_Fast_GET_ITEM(weights, i);
@@ -258,7 +232,7 @@ static PyObject *cms_merge_weighted(PyObject *self, PyObject *args, PyObject *kw
                 goto done;
         }
     }
-    locks[n] = &((CmsObject *)self)->lock;
+    locks[n] = LOCK(self);
     size_t taken = lock_all(locks, (size_t)n + 1);
     int rc;
     Py_BEGIN_ALLOW_THREADS
@@ -278,105 +252,29 @@ done:
     return result;
 }
 
-/* ---- whole sketches ---------------------------------------------------------- */
-
-static PyObject *cms_clear(PyObject *self, PyObject *unused)
-{
-    (void)unused;
-    skpy_lock_enter(&((CmsObject *)self)->lock);
-    int rc = sk_cms_clear(CMS(self));
-    skpy_lock_leave(&((CmsObject *)self)->lock);
-    if (rc != SK_OK)
-        return skpy_error(rc, "CountMinSketch.clear");
-    Py_RETURN_NONE;
-}
-
-static PyObject *cms_copy(PyObject *self, PyObject *unused)
-{
-    (void)unused;
-    sk_cms *c;
-    skpy_lock_enter(&((CmsObject *)self)->lock);
-    int rc = sk_cms_copy(&c, CMS(self));
-    skpy_lock_leave(&((CmsObject *)self)->lock);
-    if (rc != SK_OK)
-        return skpy_error(rc, "CountMinSketch.copy");
-    return wrap(Py_TYPE(self), c);
-}
-
-static int size_of(const void *c, uint64_t *size)
-{
-    return sk_cms_serialized_size(c, size);
-}
-
-static int write_to(const void *c, void *buf, size_t cap, size_t *len)
-{
-    return sk_cms_serialize(c, buf, cap, len);
-}
-
-static PyObject *cms_to_bytes(PyObject *self, PyObject *unused)
-{
-    (void)unused;
-    skpy_lock_enter(&((CmsObject *)self)->lock);
-    PyObject *out = skpy_to_bytes(CMS(self), size_of, write_to, "CountMinSketch.to_bytes");
-    skpy_lock_leave(&((CmsObject *)self)->lock);
-    return out;
-}
-
-static PyObject *cms_from_bytes(PyObject *type, PyObject *data)
-{
-    Py_buffer view;
-    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
-        return NULL;
-    sk_cms *c;
-    int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = sk_cms_deserialize(&c, view.buf, (size_t)view.len, NULL);
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&view);
-    if (rc != SK_OK)
-        return skpy_error(rc, "CountMinSketch.from_bytes");
-    return wrap((PyTypeObject *)type, c);
-}
-
-static sk_cms_info info_of(PyObject *self)
-{
-    sk_cms_info info;
-    skpy_lock_enter(&((CmsObject *)self)->lock);
-    sk_cms_get_info(CMS(self), &info);
-    skpy_lock_leave(&((CmsObject *)self)->lock);
-    return info;
-}
+/* ---- what it holds -------------------------------------------------------------- */
 
 static PyObject *cms_repr(PyObject *self)
 {
-    sk_cms_info info = info_of(self);
+    sk_cms_info info;
+    if (skpy_info(self, &info) < 0)
+        return NULL;
     return PyUnicode_FromFormat("CountMinSketch(width=%lu, depth=%lu, total=%llu)",
                                 (unsigned long)info.width, (unsigned long)info.depth,
                                 (unsigned long long)info.total);
 }
 
-static PyObject *get_width(PyObject *self, void *c)
+static PyObject *get_field(PyObject *self, void *closure)
 {
-    (void)c;
-    return PyLong_FromUnsignedLong(info_of(self).width);
-}
-
-static PyObject *get_depth(PyObject *self, void *c)
-{
-    (void)c;
-    return PyLong_FromUnsignedLong(info_of(self).depth);
-}
-
-static PyObject *get_total(PyObject *self, void *c)
-{
-    (void)c;
-    return PyLong_FromUnsignedLongLong(info_of(self).total);
-}
-
-static PyObject *get_memory(PyObject *self, void *c)
-{
-    (void)c;
-    return PyLong_FromSize_t(info_of(self).memory);
+    sk_cms_info i;
+    if (skpy_info(self, &i) < 0)
+        return NULL;
+    switch ((int)(intptr_t)closure) {
+    case 0: return PyLong_FromUnsignedLong(i.width);
+    case 1: return PyLong_FromUnsignedLong(i.depth);
+    case 2: return PyLong_FromUnsignedLongLong(i.total);
+    default: return PyLong_FromSize_t(i.memory);
+    }
 }
 
 static PyMethodDef cms_methods[] = {
@@ -402,23 +300,24 @@ static PyMethodDef cms_methods[] = {
      "so include it among the sketches to keep them. Every sketch must have\nthis one's width "
      "and depth; a counter or total out of range is a\nValueError and leaves this sketch "
      "unchanged."},
-    {"clear", cms_clear, METH_NOARGS, "clear() -> None\n\nForgets every count, keeping the dimensions."},
-    {"copy", cms_copy, METH_NOARGS, "copy() -> CountMinSketch\n\nAn independent copy."},
-    {"__copy__", cms_copy, METH_NOARGS, "An independent copy."},
-    {"__deepcopy__", cms_copy, METH_O, "An independent copy."},
-    {"to_bytes", cms_to_bytes, METH_NOARGS,
+    {"clear", skpy_clear, METH_NOARGS, "clear() -> None\n\nForgets every count, keeping the dimensions."},
+    {"copy", skpy_copy, METH_NOARGS, "copy() -> CountMinSketch\n\nAn independent copy."},
+    {"__copy__", skpy_copy, METH_NOARGS, "An independent copy."},
+    {"__deepcopy__", skpy_deepcopy, METH_O, "An independent copy."},
+    {"to_bytes", skpy_to_bytes, METH_NOARGS,
      "to_bytes() -> bytes\n\nThe sketch in the library's format (docs/cms-format.md)."},
-    {"from_bytes", cms_from_bytes, METH_O | METH_CLASS,
+    {"from_bytes", skpy_from_bytes, METH_O | METH_CLASS,
      "from_bytes(data) -> CountMinSketch\n\nReads what to_bytes wrote; ValueError for any other bytes."},
     {"__reduce__", (PyCFunction)(void (*)(void))skpy_reduce, METH_NOARGS, "Pickles through to_bytes."},
     {NULL, NULL, 0, NULL},
 };
 
+#define FIELD(name, n, doc) {name, get_field, NULL, doc, (void *)(intptr_t)(n)}
 static PyGetSetDef cms_getset[] = {
-    {"width", get_width, NULL, "Counters per row.", NULL},
-    {"depth", get_depth, NULL, "Rows.", NULL},
-    {"total", get_total, NULL, "The sum of every count added (CMS.INFO's count).", NULL},
-    {"memory", get_memory, NULL, "Bytes the sketch holds.", NULL},
+    FIELD("width", 0, "Counters per row."),
+    FIELD("depth", 1, "Rows."),
+    FIELD("total", 2, "The sum of every count added (CMS.INFO's count)."),
+    FIELD("memory", 3, "Bytes the sketch holds."),
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -434,8 +333,8 @@ PyDoc_STRVAR(cms_doc,
 static PyTypeObject cms_type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "sketch.CountMinSketch",
-    .tp_basicsize = sizeof(CmsObject),
-    .tp_dealloc = cms_dealloc,
+    .tp_basicsize = sizeof(skpy_object),
+    .tp_dealloc = skpy_object_dealloc,
     .tp_repr = cms_repr,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_doc = cms_doc,
@@ -446,12 +345,5 @@ static PyTypeObject cms_type = {
 
 int skpy_add_cms(PyObject *module)
 {
-    if (PyType_Ready(&cms_type) < 0)
-        return -1;
-    Py_INCREF(&cms_type);
-    if (PyModule_AddObject(module, "CountMinSketch", (PyObject *)&cms_type) < 0) {
-        Py_DECREF(&cms_type);
-        return -1;
-    }
-    return 0;
+    return skpy_add_type(module, &cms_type, &cms_family);
 }

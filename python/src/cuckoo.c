@@ -10,32 +10,10 @@
 
 #include <string.h>
 
-typedef struct {
-    PyObject_HEAD
-    sk_cuckoo *cf;
-    skpy_lock lock;
-} CuckooObject;
+SKPY_FAMILY(cuckoo, "CuckooFilter");
 
-static PyTypeObject cuckoo_type;
-
-#define CF(o) (((CuckooObject *)(o))->cf)
-#define LOCK(o) (&((CuckooObject *)(o))->lock)
-
-/* A new object of type owning c (freed on failure). */
-static PyObject *wrap(PyTypeObject *type, sk_cuckoo *c)
-{
-    CuckooObject *self = (CuckooObject *)type->tp_alloc(type, 0);
-    if (!self) {
-        sk_cuckoo_free(c);
-        return NULL;
-    }
-    self->cf = c;
-    if (skpy_lock_init(&self->lock) < 0) {
-        Py_DECREF(self);
-        return NULL;
-    }
-    return (PyObject *)self;
-}
+#define CF(o) ((sk_cuckoo *)SKPY_OBJ(o))
+#define LOCK(o) SKPY_LOCK(o)
 
 static PyObject *cuckoo_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
@@ -58,14 +36,7 @@ static PyObject *cuckoo_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     int rc = sk_cuckoo_create(&c, &o);
     if (rc != SK_OK)
         return skpy_error(rc, "CuckooFilter");
-    return wrap(type, c);
-}
-
-static void cuckoo_dealloc(PyObject *self)
-{
-    sk_cuckoo_free(CF(self));
-    skpy_lock_free(LOCK(self));
-    Py_TYPE(self)->tp_free(self);
+    return skpy_object_new(type, c, &cuckoo_family);
 }
 
 /* ---- one item ------------------------------------------------------------------ */
@@ -199,78 +170,13 @@ static PyObject *cuckoo_set_max_memory(PyObject *self, PyObject *obj)
     Py_RETURN_NONE;
 }
 
-static PyObject *cuckoo_clear(PyObject *self, PyObject *unused)
-{
-    (void)unused;
-    skpy_lock_enter(LOCK(self));
-    int rc = sk_cuckoo_clear(CF(self));
-    skpy_lock_leave(LOCK(self));
-    if (rc != SK_OK)
-        return skpy_error(rc, "CuckooFilter.clear");
-    Py_RETURN_NONE;
-}
-
-static PyObject *cuckoo_copy(PyObject *self, PyObject *unused)
-{
-    (void)unused;
-    sk_cuckoo *c;
-    skpy_lock_enter(LOCK(self));
-    int rc = sk_cuckoo_copy(&c, CF(self));
-    skpy_lock_leave(LOCK(self));
-    if (rc != SK_OK)
-        return skpy_error(rc, "CuckooFilter.copy");
-    return wrap(Py_TYPE(self), c);
-}
-
-static int size_of(const void *c, uint64_t *size)
-{
-    return sk_cuckoo_serialized_size(c, size);
-}
-
-static int write_to(const void *c, void *buf, size_t cap, size_t *len)
-{
-    return sk_cuckoo_serialize(c, buf, cap, len);
-}
-
-static PyObject *cuckoo_to_bytes(PyObject *self, PyObject *unused)
-{
-    (void)unused;
-    skpy_lock_enter(LOCK(self));
-    PyObject *out = skpy_to_bytes(CF(self), size_of, write_to, "CuckooFilter.to_bytes");
-    skpy_lock_leave(LOCK(self));
-    return out;
-}
-
-static PyObject *cuckoo_from_bytes(PyObject *type, PyObject *data)
-{
-    Py_buffer view;
-    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
-        return NULL;
-    sk_cuckoo *c;
-    int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = sk_cuckoo_deserialize(&c, view.buf, (size_t)view.len, NULL);
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&view);
-    if (rc != SK_OK)
-        return skpy_error(rc, "CuckooFilter.from_bytes");
-    return wrap((PyTypeObject *)type, c);
-}
-
 /* ---- what it holds ------------------------------------------------------------- */
-
-static sk_cuckoo_info info_of(PyObject *self)
-{
-    sk_cuckoo_info info;
-    skpy_lock_enter(LOCK(self));
-    sk_cuckoo_get_info(CF(self), &info);
-    skpy_lock_leave(LOCK(self));
-    return info;
-}
 
 static PyObject *cuckoo_repr(PyObject *self)
 {
-    sk_cuckoo_info i = info_of(self);
+    sk_cuckoo_info i;
+    if (skpy_info(self, &i) < 0)
+        return NULL;
     return PyUnicode_FromFormat("CuckooFilter(buckets=%llu, bucket_size=%u, max_iterations=%u, "
                                 "expansion=%u, filters=%u, items=%llu)",
                                 (unsigned long long)i.buckets,
@@ -281,7 +187,9 @@ static PyObject *cuckoo_repr(PyObject *self)
 
 static PyObject *get_info_field(PyObject *self, void *closure)
 {
-    sk_cuckoo_info i = info_of(self);
+    sk_cuckoo_info i;
+    if (skpy_info(self, &i) < 0)
+        return NULL;
     switch ((int)(intptr_t)closure) {
     case 0: return PyLong_FromUnsignedLongLong(i.buckets);
     case 1: return PyLong_FromUnsignedLong(i.filters);
@@ -325,13 +233,13 @@ static PyMethodDef cuckoo_methods[] = {
      "empties (CF.COMPACT): True if anything changed."},
     {"set_max_memory", cuckoo_set_max_memory, METH_O,
      "set_max_memory(bytes) -> None\n\nThe budget growth is held to from now on (0: none)."},
-    {"clear", cuckoo_clear, METH_NOARGS, "clear() -> None\n\nBack to one empty sub-filter."},
-    {"copy", cuckoo_copy, METH_NOARGS, "copy() -> CuckooFilter\n\nAn independent copy."},
-    {"__copy__", cuckoo_copy, METH_NOARGS, "An independent copy."},
-    {"__deepcopy__", cuckoo_copy, METH_O, "An independent copy."},
-    {"to_bytes", cuckoo_to_bytes, METH_NOARGS,
+    {"clear", skpy_clear, METH_NOARGS, "clear() -> None\n\nBack to one empty sub-filter."},
+    {"copy", skpy_copy, METH_NOARGS, "copy() -> CuckooFilter\n\nAn independent copy."},
+    {"__copy__", skpy_copy, METH_NOARGS, "An independent copy."},
+    {"__deepcopy__", skpy_deepcopy, METH_O, "An independent copy."},
+    {"to_bytes", skpy_to_bytes, METH_NOARGS,
      "to_bytes() -> bytes\n\nThe filter in the library's format (docs/cuckoo-format.md)."},
-    {"from_bytes", cuckoo_from_bytes, METH_O | METH_CLASS,
+    {"from_bytes", skpy_from_bytes, METH_O | METH_CLASS,
      "from_bytes(data) -> CuckooFilter\n\nReads what to_bytes wrote; ValueError for any other bytes.\n"
      "The filter has no memory budget (see set_max_memory)."},
     {"__reduce__", (PyCFunction)(void (*)(void))skpy_reduce, METH_NOARGS, "Pickles through to_bytes."},
@@ -371,8 +279,8 @@ PyDoc_STRVAR(cuckoo_doc,
 static PyTypeObject cuckoo_type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "sketch.CuckooFilter",
-    .tp_basicsize = sizeof(CuckooObject),
-    .tp_dealloc = cuckoo_dealloc,
+    .tp_basicsize = sizeof(skpy_object),
+    .tp_dealloc = skpy_object_dealloc,
     .tp_repr = cuckoo_repr,
     .tp_as_sequence = &cuckoo_as_sequence,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
@@ -384,12 +292,5 @@ static PyTypeObject cuckoo_type = {
 
 int skpy_add_cuckoo(PyObject *module)
 {
-    if (PyType_Ready(&cuckoo_type) < 0)
-        return -1;
-    Py_INCREF(&cuckoo_type);
-    if (PyModule_AddObject(module, "CuckooFilter", (PyObject *)&cuckoo_type) < 0) {
-        Py_DECREF(&cuckoo_type);
-        return -1;
-    }
-    return 0;
+    return skpy_add_type(module, &cuckoo_type, &cuckoo_family);
 }

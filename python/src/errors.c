@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * errors.c: the pieces every class uses around the library's calls: the
- * Python exception for a library status, the object lock, bytes out of a
- * serializer, paths, and pickling.
+ * Python exception for a library status, the object lock, paths, pickling
+ * and int arguments.
  */
 #include "common.h"
 
 #include <errno.h>
 #include <stdlib.h>
-
 
 PyObject *skpy_error(int status, const char *what)
 {
@@ -68,28 +67,6 @@ void skpy_lock_enter(skpy_lock *l)
 void skpy_lock_leave(skpy_lock *l)
 {
     PyThread_release_lock(l->lock);
-}
-
-PyObject *skpy_to_bytes(const void *obj, skpy_size_fn size, skpy_write_fn write, const char *what)
-{
-    uint64_t want;
-    int status = size(obj, &want);
-    if (status != SK_OK)
-        return skpy_error(status, what);
-    if (want > PY_SSIZE_T_MAX)
-        return skpy_error(SK_ENOMEM, what);
-    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)want);
-    if (!out)
-        return NULL;
-    size_t len;
-    status = write(obj, PyBytes_AS_STRING(out), (size_t)want, &len);
-    if (status != SK_OK) {
-        Py_DECREF(out);
-        return skpy_error(status, what);
-    }
-    if (len != want && _PyBytes_Resize(&out, (Py_ssize_t)len) < 0)
-        return NULL;
-    return out;
 }
 
 PyObject *skpy_path(PyObject *arg)

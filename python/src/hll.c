@@ -12,33 +12,68 @@
 
 #include <string.h>
 
-typedef struct {
-    PyObject_HEAD
-    sk_hll *h;
-    skpy_lock lock;
-} HllObject;
+#define HLL(o) ((sk_hll *)SKPY_OBJ(o))
+#define LOCK(self) skpy_lock_enter(SKPY_LOCK(self))
+#define UNLOCK(self) skpy_lock_leave(SKPY_LOCK(self))
 
-#define HLL(o) (((HllObject *)(o))->h)
+/* The family by hand: the library's serialization takes a format. Bytes
+ * are written in the native format and read in either (sk_hll_deserialize
+ * tells which); to_redis and from_redis ask for Redis's. */
+SKPY_FAMILY_CALLS(hll)
 
-static PyObject *hll_alloc(PyTypeObject *type, sk_hll *h)
+static int size_native(const void *h, uint64_t *size)
 {
-    HllObject *self = (HllObject *)type->tp_alloc(type, 0);
-    if (!self) {
-        sk_hll_free(h);
-        return NULL;
-    }
-    if (skpy_lock_init(&self->lock) < 0) {
-        sk_hll_free(h);
-        Py_DECREF(self);
-        return NULL;
-    }
-    self->h = h;
-    return (PyObject *)self;
+    return sk_hll_serialized_size(h, SK_HLL_NATIVE, size);
 }
+
+static int size_redis(const void *h, uint64_t *size)
+{
+    return sk_hll_serialized_size(h, SK_HLL_REDIS, size);
+}
+
+static int write_native(const void *h, void *buf, size_t cap, size_t *len)
+{
+    return sk_hll_serialize(h, SK_HLL_NATIVE, buf, cap, len);
+}
+
+static int write_redis(const void *h, void *buf, size_t cap, size_t *len)
+{
+    return sk_hll_serialize(h, SK_HLL_REDIS, buf, cap, len);
+}
+
+/* Reads either format; with `want` >= 0, SK_EFORMAT for the other. */
+static int read_as(void **out, const void *buf, size_t len, const sk_allocator *alloc, int want)
+{
+    sk_hll *h;
+    sk_hll_format format;
+    int status = sk_hll_deserialize(&h, buf, len, &format, alloc);
+    if (status == SK_OK && want >= 0 && (int)format != want) {
+        sk_hll_free(h);
+        status = SK_EFORMAT;
+    }
+    if (status == SK_OK)
+        *out = h;
+    return status;
+}
+
+static int read_any(void **out, const void *buf, size_t len, const sk_allocator *alloc)
+{
+    return read_as(out, buf, len, alloc, -1);
+}
+
+static int read_redis(void **out, const void *buf, size_t len, const sk_allocator *alloc)
+{
+    return read_as(out, buf, len, alloc, SK_HLL_REDIS);
+}
+
+static const skpy_family hll_family = {
+    .name = "HyperLogLog", .free = hll_free_any, .copy = hll_copy_any, .clear = hll_clear_any,
+    .get_info = hll_info_any, .serialized_size = size_native, .serialize = write_native,
+    .deserialize = read_any};
 
 PyObject *skpy_hll_wrap(sk_hll *h)
 {
-    return hll_alloc(&skpy_hll_type, h);
+    return skpy_object_new(&skpy_hll_type, h, &hll_family);
 }
 
 sk_hll *skpy_hll_of(PyObject *obj)
@@ -61,18 +96,8 @@ static PyObject *hll_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     int status = precision ? sk_hll_create(&h, &opts) : SK_EINVAL;
     if (status != SK_OK)
         return skpy_error(status, "HyperLogLog: precision 4 to 18");
-    return hll_alloc(type, h);
+    return skpy_object_new(type, h, &hll_family);
 }
-
-static void hll_dealloc(PyObject *self)
-{
-    sk_hll_free(HLL(self));
-    skpy_lock_free(&((HllObject *)self)->lock);
-    Py_TYPE(self)->tp_free(self);
-}
-
-#define LOCK(self) skpy_lock_enter(&((HllObject *)(self))->lock)
-#define UNLOCK(self) skpy_lock_leave(&((HllObject *)(self))->lock)
 
 static PyObject *hll_add(PyObject *self, PyObject *item)
 {
@@ -95,7 +120,7 @@ static int add_batch(void *ctx, const void *const *items, const size_t *lens, si
 
 static PyObject *hll_update(PyObject *self, PyObject *items)
 {
-    if (skpy_each_batch(items, &((HllObject *)self)->lock, add_batch, HLL(self),
+    if (skpy_each_batch(items, SKPY_LOCK(self), add_batch, HLL(self),
                         "HyperLogLog.update") < 0)
         return NULL;
     Py_RETURN_NONE;
@@ -142,14 +167,9 @@ static PyObject *hll_merge(PyObject *self, PyObject *other)
         return NULL;
     if (other == self)
         Py_RETURN_NONE;
-    /* Two locks, always taken in address order, so that a.merge(b) and
-     * b.merge(a) at once cannot deadlock. */
-    PyObject *first = self < other ? self : other, *second = self < other ? other : self;
-    LOCK(first);
-    LOCK(second);
+    skpy_lock_pair(self, other);
     int status = sk_hll_merge(HLL(self), src);
-    UNLOCK(second);
-    UNLOCK(first);
+    skpy_unlock_pair(self, other);
     if (status != SK_OK)
         return skpy_error(status, "HyperLogLog.merge");
     Py_RETURN_NONE;
@@ -172,14 +192,9 @@ static PyObject *hll_compare(PyObject *self, PyObject *args, PyObject *kwargs)
     if (i < 0)
         return NULL;
     sk_hll_comparison c;
-    PyObject *first = self < other ? self : other, *second = self < other ? other : self;
-    LOCK(first);
-    if (second != first)
-        LOCK(second);
+    skpy_lock_pair(self, other);
     int status = sk_hll_compare(HLL(self), b, &c);
-    if (second != first)
-        UNLOCK(second);
-    UNLOCK(first);
+    skpy_unlock_pair(self, other);
     if (status != SK_OK)
         return skpy_error(status, "HyperLogLog.compare");
     return Py_BuildValue("{sI sN sN sN sN sN sN}", "precision", c.precision,
@@ -203,35 +218,6 @@ static PyObject *hll_fold(PyObject *self, PyObject *arg)
     Py_RETURN_NONE;
 }
 
-static PyObject *hll_clear(PyObject *self, PyObject *unused)
-{
-    (void)unused;
-    LOCK(self);
-    int status = sk_hll_clear(HLL(self));
-    UNLOCK(self);
-    if (status != SK_OK)
-        return skpy_error(status, "HyperLogLog.clear");
-    Py_RETURN_NONE;
-}
-
-static PyObject *hll_copy(PyObject *self, PyObject *unused)
-{
-    (void)unused;
-    sk_hll *h;
-    LOCK(self);
-    int status = sk_hll_copy(&h, HLL(self));
-    UNLOCK(self);
-    if (status != SK_OK)
-        return skpy_error(status, "HyperLogLog.copy");
-    return hll_alloc(Py_TYPE(self), h);
-}
-
-static PyObject *hll_deepcopy(PyObject *self, PyObject *memo)
-{
-    (void)memo;
-    return hll_copy(self, NULL);
-}
-
 /* "native" or "redis" (None: native); -1 with ValueError. */
 static int format_of(const char *name, sk_hll_format *out)
 {
@@ -248,22 +234,11 @@ static int format_of(const char *name, sk_hll_format *out)
 
 static PyObject *serialize(PyObject *self, sk_hll_format format, const char *what)
 {
+    int redis = format == SK_HLL_REDIS;
     LOCK(self);
-    uint64_t size;
-    int status = sk_hll_serialized_size(HLL(self), format, &size);
-    PyObject *out = NULL;
-    if (status == SK_OK && size <= PY_SSIZE_T_MAX)
-        out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
-    size_t len = 0;
-    if (out)
-        status = sk_hll_serialize(HLL(self), format, PyBytes_AS_STRING(out), (size_t)size, &len);
+    PyObject *out = skpy_serialize(HLL(self), redis ? size_redis : size_native,
+                                   redis ? write_redis : write_native, what);
     UNLOCK(self);
-    if (status != SK_OK) {
-        Py_XDECREF(out);
-        return skpy_error(status, what);
-    }
-    if (out && len != size && _PyBytes_Resize(&out, (Py_ssize_t)len) < 0)
-        return NULL;
     return out;
 }
 
@@ -284,78 +259,43 @@ static PyObject *hll_to_redis(PyObject *self, PyObject *unused)
     return serialize(self, SK_HLL_REDIS, "HyperLogLog.to_redis");
 }
 
-/* Reads either format; with `want` set, only that one. */
-static PyObject *deserialize(PyTypeObject *type, PyObject *data, int want, const char *what)
-{
-    Py_buffer view;
-    if (PyObject_GetBuffer(data, &view, PyBUF_C_CONTIGUOUS) < 0)
-        return NULL;
-    sk_hll *h;
-    sk_hll_format format;
-    int status;
-    Py_BEGIN_ALLOW_THREADS
-    status = sk_hll_deserialize(&h, view.buf, (size_t)view.len, &format, NULL);
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&view);
-    if (status != SK_OK)
-        return skpy_error(status, what);
-    if (want >= 0 && (int)format != want) {
-        sk_hll_free(h);
-        return skpy_error(SK_EFORMAT, what);
-    }
-    return hll_alloc(type, h);
-}
-
-static PyObject *hll_from_bytes(PyObject *cls, PyObject *data)
-{
-    return deserialize((PyTypeObject *)cls, data, -1, "HyperLogLog.from_bytes");
-}
-
 static PyObject *hll_from_redis(PyObject *cls, PyObject *data)
 {
     if (data == Py_None)
         return PyObject_CallNoArgs(cls); /* redis-py's get() of a missing key */
-    return deserialize((PyTypeObject *)cls, data, SK_HLL_REDIS, "HyperLogLog.from_redis");
+    return skpy_deserialize((PyTypeObject *)cls, data, &hll_family, read_redis, "from_redis");
+}
+
+static int save_file(const void *h, const char *path, int format)
+{
+    return sk_hll_save(h, (sk_hll_format)format, path);
 }
 
 static PyObject *hll_save(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     static char *names[] = {"path", "format", NULL};
-    PyObject *path_arg, *path;
+    PyObject *path;
     const char *name = NULL;
     sk_hll_format format;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|z:save", names, &path_arg, &name) ||
-        format_of(name, &format) < 0 || !(path = skpy_path(path_arg)))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|z:save", names, &path, &name) ||
+        format_of(name, &format) < 0)
         return NULL;
-    int status;
-    LOCK(self);
-    Py_BEGIN_ALLOW_THREADS
-    status = sk_hll_save(HLL(self), format, PyBytes_AS_STRING(path));
-    Py_END_ALLOW_THREADS
-    UNLOCK(self);
-    if (status != SK_OK) {
-        skpy_error_path(status, "HyperLogLog.save", path_arg);
-        Py_DECREF(path);
-        return NULL;
-    }
-    Py_DECREF(path);
-    Py_RETURN_NONE;
+    return skpy_save(self, path, save_file, (int)format);
 }
 
-static PyObject *hll_open(PyObject *cls, PyObject *path_arg)
+static int open_file(void **out, const char *path, int unused)
 {
-    PyObject *path = skpy_path(path_arg);
-    if (!path)
-        return NULL;
+    (void)unused;
     sk_hll *h;
-    int status;
-    Py_BEGIN_ALLOW_THREADS
-    status = sk_hll_open(&h, PyBytes_AS_STRING(path), NULL, NULL);
-    Py_END_ALLOW_THREADS
-    Py_DECREF(path);
-    if (status != SK_OK)
-        return skpy_error_path(status, "HyperLogLog.open", path_arg);
-    return hll_alloc((PyTypeObject *)cls, h);
+    int status = sk_hll_open(&h, path, NULL, NULL);
+    if (status == SK_OK)
+        *out = h;
+    return status;
+}
+
+static PyObject *hll_open(PyObject *cls, PyObject *path)
+{
+    return skpy_open(cls, path, open_file, 0);
 }
 
 static PyObject *hll_repr(PyObject *self)
@@ -368,44 +308,19 @@ static PyObject *hll_repr(PyObject *self)
                                 (unsigned long long)n);
 }
 
-static void hll_info(PyObject *self, sk_hll_info *info)
-{
-    LOCK(self);
-    sk_hll_get_info(HLL(self), info);
-    UNLOCK(self);
+enum field { F_PRECISION, F_REGISTERS, F_ENCODING, F_MEMORY };
 
-}
-
-static PyObject *get_precision(PyObject *self, void *unused)
+static PyObject *get_field(PyObject *self, void *which)
 {
-    (void)unused;
-    sk_hll_info info;
-    hll_info(self, &info);
-    return PyLong_FromUnsignedLong(info.precision);
-}
-
-static PyObject *get_registers(PyObject *self, void *unused)
-{
-    (void)unused;
-    sk_hll_info info;
-    hll_info(self, &info);
-    return PyLong_FromUnsignedLong(info.registers);
-}
-
-static PyObject *get_encoding(PyObject *self, void *unused)
-{
-    (void)unused;
-    sk_hll_info info;
-    hll_info(self, &info);
-    return PyUnicode_FromString(info.encoding == SK_HLL_SPARSE ? "sparse" : "dense");
-}
-
-static PyObject *get_memory(PyObject *self, void *unused)
-{
-    (void)unused;
-    sk_hll_info info;
-    hll_info(self, &info);
-    return PyLong_FromSize_t(info.memory);
+    sk_hll_info i;
+    if (skpy_info(self, &i) < 0)
+        return NULL;
+    switch ((enum field)(intptr_t)which) {
+    case F_PRECISION: return PyLong_FromUnsignedLong(i.precision);
+    case F_REGISTERS: return PyLong_FromUnsignedLong(i.registers);
+    case F_ENCODING: return PyUnicode_FromString(i.encoding == SK_HLL_SPARSE ? "sparse" : "dense");
+    default: return PyLong_FromSize_t(i.memory);
+    }
 }
 
 static PyMethodDef hll_methods[] = {
@@ -428,15 +343,15 @@ static PyMethodDef hll_methods[] = {
      "'jaccard',\n'retained' (|A n B| / |A|), each (estimate, lower, upper); and 'precision'."},
     {"fold", hll_fold, METH_O,
      "fold(precision) -> None\n\nLowers the precision: the sketch the same items would build at it."},
-    {"clear", hll_clear, METH_NOARGS, "clear() -> None\n\nForgets every item; keeps the precision."},
-    {"copy", hll_copy, METH_NOARGS, "copy() -> HyperLogLog"},
-    {"__copy__", hll_copy, METH_NOARGS, NULL},
-    {"__deepcopy__", hll_deepcopy, METH_O, NULL},
+    {"clear", skpy_clear, METH_NOARGS, "clear() -> None\n\nForgets every item; keeps the precision."},
+    {"copy", skpy_copy, METH_NOARGS, "copy() -> HyperLogLog"},
+    {"__copy__", skpy_copy, METH_NOARGS, NULL},
+    {"__deepcopy__", skpy_deepcopy, METH_O, NULL},
     {"__reduce__", (PyCFunction)(void (*)(void))skpy_reduce, METH_NOARGS, NULL},
     {"to_bytes", (PyCFunction)(void (*)(void))hll_to_bytes, METH_VARARGS | METH_KEYWORDS,
      "to_bytes(format='native') -> bytes\n\nThe sketch in sketch's format (docs/hll-format.md), or "
      "with format='redis'\nthe string Redis keeps under a PF key."},
-    {"from_bytes", hll_from_bytes, METH_O | METH_CLASS,
+    {"from_bytes", skpy_from_bytes, METH_O | METH_CLASS,
      "from_bytes(data) -> HyperLogLog\n\nReads either format; ValueError for bytes that are not a "
      "sketch."},
     {"to_redis", hll_to_redis, METH_NOARGS,
@@ -452,16 +367,18 @@ static PyMethodDef hll_methods[] = {
      "open(path) -> HyperLogLog\n\nReads a sketch file of the command (either format)."},
     {NULL}};
 
+#define FIELD(name, which, doc) {name, get_field, NULL, doc, (void *)(intptr_t)(which)}
+
 static PyGetSetDef hll_getset[] = {
-    {"precision", get_precision, NULL, "p: the sketch has 2**p registers", NULL},
-    {"registers", get_registers, NULL, "m = 2**precision", NULL},
-    {"encoding", get_encoding, NULL, "'sparse' or 'dense', in memory", NULL},
-    {"memory", get_memory, NULL, "every byte the sketch holds", NULL},
+    FIELD("precision", F_PRECISION, "p: the sketch has 2**p registers"),
+    FIELD("registers", F_REGISTERS, "m = 2**precision"),
+    FIELD("encoding", F_ENCODING, "'sparse' or 'dense', in memory"),
+    FIELD("memory", F_MEMORY, "every byte the sketch holds"),
     {NULL}};
 
 PyTypeObject skpy_hll_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "sketch.HyperLogLog",
-    .tp_basicsize = sizeof(HllObject),
+    .tp_basicsize = sizeof(skpy_object),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_doc = "HyperLogLog(precision=14)\n\n"
               "The estimated number of distinct items, in 2**precision registers: a\n"
@@ -469,7 +386,7 @@ PyTypeObject skpy_hll_type = {
               "as everywhere in sketch, so the same items give the same sketch as\n"
               "`sketch count`, hll_agg in PostgreSQL and (at precision 14) PFADD.",
     .tp_new = hll_new,
-    .tp_dealloc = hll_dealloc,
+    .tp_dealloc = skpy_object_dealloc,
     .tp_repr = hll_repr,
     .tp_methods = hll_methods,
     .tp_getset = hll_getset,
@@ -477,8 +394,5 @@ PyTypeObject skpy_hll_type = {
 
 int skpy_add_hll(PyObject *module)
 {
-    if (PyType_Ready(&skpy_hll_type) < 0)
-        return -1;
-    Py_INCREF(&skpy_hll_type);
-    return PyModule_AddObject(module, "HyperLogLog", (PyObject *)&skpy_hll_type) < 0 ? -1 : 0;
+    return skpy_add_type(module, &skpy_hll_type, &hll_family);
 }

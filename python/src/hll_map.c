@@ -16,37 +16,16 @@
 
 #include "sketch/hll_map.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-    PyObject_HEAD
-    sk_hll_map *m;
-    skpy_lock lock;
-} MapObject;
+SKPY_FAMILY(hll_map, "HyperLogLogMap");
 
 static PyTypeObject map_type;
 
-#define MAP(o) (((MapObject *)(o))->m)
-#define LOCK(self) skpy_lock_enter(&((MapObject *)(self))->lock)
-#define UNLOCK(self) skpy_lock_leave(&((MapObject *)(self))->lock)
-
-static PyObject *map_alloc(PyTypeObject *type, sk_hll_map *m)
-{
-    MapObject *self = (MapObject *)type->tp_alloc(type, 0);
-    if (!self) {
-        sk_hll_map_free(m);
-        return NULL;
-    }
-    if (skpy_lock_init(&self->lock) < 0) {
-        sk_hll_map_free(m);
-        Py_DECREF(self);
-        return NULL;
-    }
-    self->m = m;
-    return (PyObject *)self;
-}
+#define MAP(o) ((sk_hll_map *)SKPY_OBJ(o))
+#define LOCK(self) skpy_lock_enter(SKPY_LOCK(self))
+#define UNLOCK(self) skpy_lock_leave(SKPY_LOCK(self))
 
 static PyObject *map_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
@@ -59,14 +38,7 @@ static PyObject *map_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     int status = precision ? sk_hll_map_create(&m, &opts) : SK_EINVAL;
     if (status != SK_OK)
         return skpy_error(status, "HyperLogLogMap: precision 4 to 18");
-    return map_alloc(type, m);
-}
-
-static void map_dealloc(PyObject *self)
-{
-    sk_hll_map_free(MAP(self));
-    skpy_lock_free(&((MapObject *)self)->lock);
-    Py_TYPE(self)->tp_free(self);
+    return skpy_object_new(type, m, &hll_map_family);
 }
 
 /* ---- keys ----------------------------------------------------------------------- */
@@ -156,7 +128,7 @@ static PyObject *map_update(PyObject *self, PyObject *args)
 {
     PyObject *keys, *items;
     if (!PyArg_ParseTuple(args, "OO:update", &keys, &items) ||
-        skpy_each_pair(keys, items, &((MapObject *)self)->lock, add_pairs, MAP(self),
+        skpy_each_pair(keys, items, SKPY_LOCK(self), add_pairs, MAP(self),
                        "HyperLogLogMap.update") < 0)
         return NULL;
     Py_RETURN_NONE;
@@ -322,14 +294,9 @@ static PyObject *map_merge(PyObject *self, PyObject *other)
                             Py_TYPE(other)->tp_name);
     if (other == self)
         Py_RETURN_NONE;
-    /* Two locks in address order: a.merge(b) and b.merge(a) at once
-     * cannot deadlock. */
-    PyObject *first = self < other ? self : other, *second = self < other ? other : self;
-    LOCK(first);
-    LOCK(second);
+    skpy_lock_pair(self, other);
     int status = sk_hll_map_merge(MAP(self), MAP(other));
-    UNLOCK(second);
-    UNLOCK(first);
+    skpy_unlock_pair(self, other);
     if (status != SK_OK)
         return skpy_error(status, "HyperLogLogMap.merge");
     Py_RETURN_NONE;
@@ -359,136 +326,49 @@ static PyObject *map_merge_sketch(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
-static PyObject *map_clear(PyObject *self, PyObject *unused)
+static int save_file(const void *m, const char *path, int unused)
 {
     (void)unused;
-    LOCK(self);
-    int status = sk_hll_map_clear(MAP(self));
-    UNLOCK(self);
-    if (status != SK_OK)
-        return skpy_error(status, "HyperLogLogMap.clear");
-    Py_RETURN_NONE;
+    return sk_hll_map_save(m, path);
 }
 
-static PyObject *map_copy(PyObject *self, PyObject *unused)
+static PyObject *map_save(PyObject *self, PyObject *path)
+{
+    return skpy_save(self, path, save_file, 0);
+}
+
+static int open_file(void **out, const char *path, int unused)
 {
     (void)unused;
     sk_hll_map *m;
-    LOCK(self);
-    int status = sk_hll_map_copy(&m, MAP(self));
-    UNLOCK(self);
-    if (status != SK_OK)
-        return skpy_error(status, "HyperLogLogMap.copy");
-    return map_alloc(Py_TYPE(self), m);
+    int status = sk_hll_map_open(&m, path, NULL);
+    if (status == SK_OK)
+        *out = m;
+    return status;
 }
 
-static PyObject *map_deepcopy(PyObject *self, PyObject *memo)
+static PyObject *map_open(PyObject *cls, PyObject *path)
 {
-    (void)memo;
-    return map_copy(self, NULL);
+    return skpy_open(cls, path, open_file, 0);
 }
 
-static int serialized_size(const void *m, uint64_t *size)
-{
-    return sk_hll_map_serialized_size(m, size);
-}
-
-static int serialize(const void *m, void *buf, size_t cap, size_t *len)
-{
-    return sk_hll_map_serialize(m, buf, cap, len);
-}
-
-static PyObject *map_to_bytes(PyObject *self, PyObject *unused)
-{
-    (void)unused;
-    LOCK(self);
-    PyObject *out = skpy_to_bytes(MAP(self), serialized_size, serialize, "HyperLogLogMap.to_bytes");
-    UNLOCK(self);
-    return out;
-}
-
-static PyObject *map_from_bytes(PyObject *cls, PyObject *data)
-{
-    Py_buffer view;
-    if (PyObject_GetBuffer(data, &view, PyBUF_C_CONTIGUOUS) < 0)
-        return NULL;
-    sk_hll_map *m;
-    int status;
-    Py_BEGIN_ALLOW_THREADS
-    status = sk_hll_map_deserialize(&m, view.buf, (size_t)view.len, NULL);
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&view);
-    if (status != SK_OK)
-        return skpy_error(status, "HyperLogLogMap.from_bytes");
-    return map_alloc((PyTypeObject *)cls, m);
-}
-
-static PyObject *map_save(PyObject *self, PyObject *path_arg)
-{
-    PyObject *path = skpy_path(path_arg);
-    if (!path)
-        return NULL;
-    int status, err;
-    LOCK(self);
-    Py_BEGIN_ALLOW_THREADS
-    status = sk_hll_map_save(MAP(self), PyBytes_AS_STRING(path));
-    err = errno;
-    Py_END_ALLOW_THREADS
-    UNLOCK(self);
-    Py_DECREF(path);
-    errno = err;
-    if (status != SK_OK)
-        return skpy_error_path(status, "HyperLogLogMap.save", path_arg);
-    Py_RETURN_NONE;
-}
-
-static PyObject *map_open(PyObject *cls, PyObject *path_arg)
-{
-    PyObject *path = skpy_path(path_arg);
-    if (!path)
-        return NULL;
-    sk_hll_map *m;
-    int status, err;
-    Py_BEGIN_ALLOW_THREADS
-    status = sk_hll_map_open(&m, PyBytes_AS_STRING(path), NULL);
-    err = errno;
-    Py_END_ALLOW_THREADS
-    Py_DECREF(path);
-    errno = err;
-    if (status != SK_OK)
-        return skpy_error_path(status, "HyperLogLogMap.open", path_arg);
-    return map_alloc((PyTypeObject *)cls, m);
-}
-
-static void map_info(PyObject *self, sk_hll_map_info *info)
-{
-    LOCK(self);
-    sk_hll_map_get_info(MAP(self), info);
-    UNLOCK(self);
-}
+/* ---- what it is ----------------------------------------------------------------- */
 
 static PyObject *map_repr(PyObject *self)
 {
     sk_hll_map_info info;
-    map_info(self, &info);
+    if (skpy_info(self, &info) < 0)
+        return NULL;
     return PyUnicode_FromFormat("HyperLogLogMap(precision=%u, groups=%zu)", info.precision,
                                 info.groups);
 }
 
-static PyObject *get_precision(PyObject *self, void *unused)
+static PyObject *get_field(PyObject *self, void *memory)
 {
-    (void)unused;
     sk_hll_map_info info;
-    map_info(self, &info);
-    return PyLong_FromUnsignedLong(info.precision);
-}
-
-static PyObject *get_memory(PyObject *self, void *unused)
-{
-    (void)unused;
-    sk_hll_map_info info;
-    map_info(self, &info);
-    return PyLong_FromSize_t(info.memory);
+    if (skpy_info(self, &info) < 0)
+        return NULL;
+    return memory ? PyLong_FromSize_t(info.memory) : PyLong_FromUnsignedLong(info.precision);
 }
 
 #define METHOD(name, fn, flags, doc) {name, (PyCFunction)(void (*)(void))fn, flags, doc}
@@ -524,16 +404,16 @@ static PyMethodDef map_methods[] = {
            "group of the\nsame key."),
     METHOD("merge_sketch", map_merge_sketch, METH_VARARGS,
            "merge_sketch(key, hll) -> None\n\nA HyperLogLog into key's group (created if new)."),
-    METHOD("clear", map_clear, METH_NOARGS,
+    METHOD("clear", skpy_clear, METH_NOARGS,
            "clear() -> None\n\nRemoves every group; keeps the precision."),
-    METHOD("copy", map_copy, METH_NOARGS, "copy() -> HyperLogLogMap"),
-    METHOD("__copy__", map_copy, METH_NOARGS, NULL),
-    METHOD("__deepcopy__", map_deepcopy, METH_O, NULL),
+    METHOD("copy", skpy_copy, METH_NOARGS, "copy() -> HyperLogLogMap"),
+    METHOD("__copy__", skpy_copy, METH_NOARGS, NULL),
+    METHOD("__deepcopy__", skpy_deepcopy, METH_O, NULL),
     METHOD("__reduce__", skpy_reduce, METH_NOARGS, NULL),
-    METHOD("to_bytes", map_to_bytes, METH_NOARGS,
+    METHOD("to_bytes", skpy_to_bytes, METH_NOARGS,
            "to_bytes() -> bytes\n\nThe map in sketch's group format (docs/hll-format.md), a "
            "group file's bytes."),
-    METHOD("from_bytes", map_from_bytes, METH_O | METH_CLASS,
+    METHOD("from_bytes", skpy_from_bytes, METH_O | METH_CLASS,
            "from_bytes(data) -> HyperLogLogMap\n\nReads the group format; ValueError for bytes "
            "that are not a map."),
     METHOD("save", map_save, METH_O,
@@ -544,8 +424,8 @@ static PyMethodDef map_methods[] = {
     {NULL}};
 
 static PyGetSetDef map_getset[] = {
-    {"precision", get_precision, NULL, "p: each group's sketch has 2**p registers", NULL},
-    {"memory", get_memory, NULL, "every byte the map holds (visits every group)", NULL},
+    {"precision", get_field, NULL, "p: each group's sketch has 2**p registers", NULL},
+    {"memory", get_field, NULL, "every byte the map holds (visits every group)", (void *)1},
     {NULL}};
 
 static PyMappingMethods map_mapping = {.mp_length = map_length, .mp_subscript = map_subscript};
@@ -553,7 +433,7 @@ static PySequenceMethods map_sequence = {.sq_length = map_length, .sq_contains =
 
 static PyTypeObject map_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "sketch.HyperLogLogMap",
-    .tp_basicsize = sizeof(MapObject),
+    .tp_basicsize = sizeof(skpy_object),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_doc = "HyperLogLogMap(precision=14)\n\n"
               "A HyperLogLog per key: the distinct items of each group in one pass, as\n"
@@ -568,7 +448,7 @@ static PyTypeObject map_type = {
               "key.encode('utf-8', 'surrogateescape') gives its bytes back, and the str\n"
               "itself finds its group.",
     .tp_new = map_new,
-    .tp_dealloc = map_dealloc,
+    .tp_dealloc = skpy_object_dealloc,
     .tp_repr = map_repr,
     .tp_as_mapping = &map_mapping,
     .tp_as_sequence = &map_sequence,
@@ -579,8 +459,5 @@ static PyTypeObject map_type = {
 
 int skpy_add_hll_map(PyObject *module)
 {
-    if (PyType_Ready(&map_type) < 0)
-        return -1;
-    Py_INCREF(&map_type);
-    return PyModule_AddObject(module, "HyperLogLogMap", (PyObject *)&map_type) < 0 ? -1 : 0;
+    return skpy_add_type(module, &map_type, &hll_map_family);
 }

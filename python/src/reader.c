@@ -236,7 +236,17 @@ static Py_ssize_t ucs4_to_utf8(const char *value, size_t itemsize, char *out)
             break;
         count--;
     }
-    for (size_t i = 0; i < count; i++) {
+    size_t i = 0;
+    /* ASCII, the common case, four code points at a time. */
+    for (; i + 4 <= count; i += 4) {
+        uint32_t q[4];
+        memcpy(q, value + 4 * i, sizeof q);
+        if ((q[0] | q[1] | q[2] | q[3]) >= 0x80)
+            break;
+        for (int j = 0; j < 4; j++)
+            out[n++] = (char)q[j];
+    }
+    for (; i < count; i++) {
         memcpy(&cp, value + 4 * i, 4);
         if (cp < 0x80) {
             out[n++] = (char)cp;
@@ -305,24 +315,12 @@ static Py_ssize_t next_values(skpy_reader *r, const void **items, size_t *lens)
                 return -1;
             break;
         }
-        case VALUE_SIGNED: {
-            int64_t v;
-            if (itemsize == 1) { int8_t x; memcpy(&x, value, 1); v = x; }
-            else if (itemsize == 2) { int16_t x; memcpy(&x, value, 2); v = x; }
-            else if (itemsize == 4) { int32_t x; memcpy(&x, value, 4); v = x; }
-            else memcpy(&v, value, 8);
-            len = skpy_format_i64(v, out);
+        case VALUE_SIGNED:
+            len = skpy_format_i64(skpy_load_i64(value, itemsize), out);
             break;
-        }
-        default: {
-            uint64_t v;
-            if (itemsize == 1) { uint8_t x; memcpy(&x, value, 1); v = x; }
-            else if (itemsize == 2) { uint16_t x; memcpy(&x, value, 2); v = x; }
-            else if (itemsize == 4) { uint32_t x; memcpy(&x, value, 4); v = x; }
-            else memcpy(&v, value, 8);
-            len = skpy_format_u64(v, out);
+        default:
+            len = skpy_format_u64(skpy_load_u64(value, itemsize), out);
             break;
-        }
         }
         /* An offset until the batch is done: the scratch may move. */
         items[i] = (const void *)(uintptr_t)used;

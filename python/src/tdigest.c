@@ -16,38 +16,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-    PyObject_HEAD
-    sk_tdigest *t;
-    skpy_lock lock;
-} TdigestObject;
+SKPY_FAMILY(tdigest, "TDigest");
 
 static PyTypeObject tdigest_type;
 
-#define TD(o) (((TdigestObject *)(o))->t)
-#define LOCK(o) (&((TdigestObject *)(o))->lock)
+#define TD(o) ((sk_tdigest *)SKPY_OBJ(o))
+#define LOCK(o) SKPY_LOCK(o)
 
 /* The numbers of obj (tdigest_values.c): a new array of *n doubles, to
  * free(); NULL with an exception. */
 double *skpy_tdigest_values(PyObject *obj, size_t *n);
 
 /* ---- the object ------------------------------------------------------------------ */
-
-/* A new object of type owning t (freed on failure). */
-static PyObject *wrap(PyTypeObject *type, sk_tdigest *t)
-{
-    TdigestObject *self = (TdigestObject *)type->tp_alloc(type, 0);
-    if (!self) {
-        sk_tdigest_free(t);
-        return NULL;
-    }
-    self->t = t;
-    if (skpy_lock_init(&self->lock) < 0) {
-        Py_DECREF(self);
-        return NULL;
-    }
-    return (PyObject *)self;
-}
 
 static PyObject *tdigest_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
@@ -64,14 +44,7 @@ static PyObject *tdigest_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     int rc = sk_tdigest_create(&t, &o);
     if (rc != SK_OK)
         return skpy_error(rc, "TDigest");
-    return wrap(type, t);
-}
-
-static void tdigest_dealloc(PyObject *self)
-{
-    sk_tdigest_free(TD(self));
-    skpy_lock_free(LOCK(self));
-    Py_TYPE(self)->tp_free(self);
+    return skpy_object_new(type, t, &tdigest_family);
 }
 
 /* ---- adding ---------------------------------------------------------------------- */
@@ -140,16 +113,11 @@ static PyObject *tdigest_merge(PyObject *self, PyObject *other)
         skpy_lock_leave(LOCK(self));
         sk_tdigest_free(copy);
     } else {
-        /* Two locks in address order: a.merge(b) and b.merge(a) at once
-         * cannot deadlock. */
-        PyObject *first = self < other ? self : other, *second = self < other ? other : self;
-        skpy_lock_enter(LOCK(first));
-        skpy_lock_enter(LOCK(second));
+        skpy_lock_pair(self, other);
         Py_BEGIN_ALLOW_THREADS
         rc = sk_tdigest_merge(TD(self), TD(other));
         Py_END_ALLOW_THREADS
-        skpy_lock_leave(LOCK(second));
-        skpy_lock_leave(LOCK(first));
+        skpy_unlock_pair(self, other);
     }
     if (rc != SK_OK)
         return skpy_error(rc, "TDigest.merge");
@@ -331,85 +299,22 @@ static PyObject *tdigest_trimmed_mean(PyObject *self, PyObject *args)
     return PyFloat_FromDouble(out);
 }
 
-/* ---- whole digests --------------------------------------------------------------- */
-
-static PyObject *tdigest_clear(PyObject *self, PyObject *unused)
-{
-    (void)unused;
-    skpy_lock_enter(LOCK(self));
-    int rc = sk_tdigest_clear(TD(self));
-    skpy_lock_leave(LOCK(self));
-    if (rc != SK_OK)
-        return skpy_error(rc, "TDigest.clear");
-    Py_RETURN_NONE;
-}
-
-static PyObject *tdigest_copy(PyObject *self, PyObject *unused)
-{
-    (void)unused;
-    sk_tdigest *t;
-    skpy_lock_enter(LOCK(self));
-    int rc = sk_tdigest_copy(&t, TD(self));
-    skpy_lock_leave(LOCK(self));
-    if (rc != SK_OK)
-        return skpy_error(rc, "TDigest.copy");
-    return wrap(Py_TYPE(self), t);
-}
-
-static int size_of(const void *t, uint64_t *size)
-{
-    return sk_tdigest_serialized_size(t, size);
-}
-
-static int write_to(const void *t, void *buf, size_t cap, size_t *len)
-{
-    return sk_tdigest_serialize(t, buf, cap, len);
-}
-
-static PyObject *tdigest_to_bytes(PyObject *self, PyObject *unused)
-{
-    (void)unused;
-    skpy_lock_enter(LOCK(self));
-    PyObject *out = skpy_to_bytes(TD(self), size_of, write_to, "TDigest.to_bytes");
-    skpy_lock_leave(LOCK(self));
-    return out;
-}
-
-static PyObject *tdigest_from_bytes(PyObject *type, PyObject *data)
-{
-    Py_buffer view;
-    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
-        return NULL;
-    sk_tdigest *t;
-    int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = sk_tdigest_deserialize(&t, view.buf, (size_t)view.len, NULL);
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&view);
-    if (rc != SK_OK)
-        return skpy_error(rc, "TDigest.from_bytes");
-    return wrap((PyTypeObject *)type, t);
-}
-
-static sk_tdigest_info info_of(PyObject *self)
-{
-    sk_tdigest_info info;
-    skpy_lock_enter(LOCK(self));
-    sk_tdigest_get_info(TD(self), &info);
-    skpy_lock_leave(LOCK(self));
-    return info;
-}
+/* ---- what it holds -------------------------------------------------------------- */
 
 static PyObject *tdigest_repr(PyObject *self)
 {
-    sk_tdigest_info i = info_of(self);
+    sk_tdigest_info i;
+    if (skpy_info(self, &i) < 0)
+        return NULL;
     return PyUnicode_FromFormat("TDigest(compression=%u, count=%lld)", (unsigned)i.compression,
                                 (long long)(i.merged_weight + i.unmerged_weight));
 }
 
 static PyObject *get_field(PyObject *self, void *closure)
 {
-    sk_tdigest_info i = info_of(self);
+    sk_tdigest_info i;
+    if (skpy_info(self, &i) < 0)
+        return NULL;
     switch ((int)(intptr_t)closure) {
     case 0: return PyLong_FromUnsignedLong(i.compression);
     case 1: return PyLong_FromUnsignedLong(i.capacity);
@@ -466,14 +371,14 @@ static PyMethodDef tdigest_methods[] = {
     {"trimmed_mean", tdigest_trimmed_mean, METH_VARARGS,
      "trimmed_mean(low, high) -> float\n\nThe mean of the values between the fractions low and high "
      "of the weight\n(0 <= low < high <= 1), centroids cut at the ends (TDIGEST.TRIMMED_MEAN)."},
-    {"clear", tdigest_clear, METH_NOARGS, "clear() -> None\n\nForgets every value, keeping the compression."},
-    {"copy", tdigest_copy, METH_NOARGS, "copy() -> TDigest\n\nAn independent copy."},
-    {"__copy__", tdigest_copy, METH_NOARGS, "An independent copy."},
-    {"__deepcopy__", tdigest_copy, METH_O, "An independent copy."},
-    {"to_bytes", tdigest_to_bytes, METH_NOARGS,
+    {"clear", skpy_clear, METH_NOARGS, "clear() -> None\n\nForgets every value, keeping the compression."},
+    {"copy", skpy_copy, METH_NOARGS, "copy() -> TDigest\n\nAn independent copy."},
+    {"__copy__", skpy_copy, METH_NOARGS, "An independent copy."},
+    {"__deepcopy__", skpy_deepcopy, METH_O, "An independent copy."},
+    {"to_bytes", skpy_to_bytes, METH_NOARGS,
      "to_bytes() -> bytes\n\nThe digest, its buffer included, in the library's format\n"
      "(docs/tdigest-format.md)."},
-    {"from_bytes", tdigest_from_bytes, METH_O | METH_CLASS,
+    {"from_bytes", skpy_from_bytes, METH_O | METH_CLASS,
      "from_bytes(data) -> TDigest\n\nReads what to_bytes wrote; ValueError for any other bytes."},
     {"__reduce__", FN(skpy_reduce), METH_NOARGS, "Pickles through to_bytes."},
     {NULL, NULL, 0, NULL},
@@ -506,8 +411,8 @@ PyDoc_STRVAR(tdigest_doc,
 static PyTypeObject tdigest_type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "sketch.TDigest",
-    .tp_basicsize = sizeof(TdigestObject),
-    .tp_dealloc = tdigest_dealloc,
+    .tp_basicsize = sizeof(skpy_object),
+    .tp_dealloc = skpy_object_dealloc,
     .tp_repr = tdigest_repr,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_doc = tdigest_doc,
@@ -518,8 +423,5 @@ static PyTypeObject tdigest_type = {
 
 int skpy_add_tdigest(PyObject *module)
 {
-    if (PyType_Ready(&tdigest_type) < 0)
-        return -1;
-    Py_INCREF(&tdigest_type);
-    return PyModule_AddObject(module, "TDigest", (PyObject *)&tdigest_type) < 0 ? -1 : 0;
+    return skpy_add_type(module, &tdigest_type, &tdigest_family);
 }

@@ -51,19 +51,9 @@ static void convert(const Py_buffer *view, char kind, double *out, size_t n)
             memcpy(&x, p, 4);
             out[i] = x;
         } else if (kind == 'i') {
-            int64_t v;
-            if (size == 1) { int8_t x; memcpy(&x, p, 1); v = x; }
-            else if (size == 2) { int16_t x; memcpy(&x, p, 2); v = x; }
-            else if (size == 4) { int32_t x; memcpy(&x, p, 4); v = x; }
-            else memcpy(&v, p, 8);
-            out[i] = (double)v;
+            out[i] = (double)skpy_load_i64(p, size);
         } else {
-            uint64_t v;
-            if (size == 1) { uint8_t x; memcpy(&x, p, 1); v = x; }
-            else if (size == 2) { uint16_t x; memcpy(&x, p, 2); v = x; }
-            else if (size == 4) { uint32_t x; memcpy(&x, p, 4); v = x; }
-            else memcpy(&v, p, 8);
-            out[i] = (double)v;
+            out[i] = (double)skpy_load_u64(p, size);
         }
     }
 }

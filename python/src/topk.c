@@ -15,36 +15,14 @@
 
 #include <string.h>
 
-typedef struct {
-    PyObject_HEAD
-    sk_topk *t;
-    skpy_lock lock;
-} TopkObject;
+SKPY_FAMILY(topk, "TopK");
 
-static PyTypeObject topk_type;
-
-#define TOPK(o) (((TopkObject *)(o))->t)
-#define LOCK(o) (&((TopkObject *)(o))->lock)
+#define TOPK(o) ((sk_topk *)SKPY_OBJ(o))
+#define LOCK(o) SKPY_LOCK(o)
 
 static PyObject *item_str(const void *data, size_t len)
 {
     return PyUnicode_DecodeUTF8(data, (Py_ssize_t)len, "surrogateescape");
-}
-
-/* A new object of type owning t (freed on failure). */
-static PyObject *wrap(PyTypeObject *type, sk_topk *t)
-{
-    TopkObject *self = (TopkObject *)type->tp_alloc(type, 0);
-    if (!self) {
-        sk_topk_free(t);
-        return NULL;
-    }
-    self->t = t;
-    if (skpy_lock_init(&self->lock) < 0) {
-        Py_DECREF(self);
-        return NULL;
-    }
-    return (PyObject *)self;
 }
 
 static PyObject *topk_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
@@ -67,14 +45,7 @@ static PyObject *topk_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     int rc = sk_topk_create(&t, &o);
     if (rc != SK_OK)
         return skpy_error(rc, "TopK");
-    return wrap(type, t);
-}
-
-static void topk_dealloc(PyObject *self)
-{
-    sk_topk_free(TOPK(self));
-    skpy_lock_free(LOCK(self));
-    Py_TYPE(self)->tp_free(self);
+    return skpy_object_new(type, t, &topk_family);
 }
 
 /* ---- adding ---------------------------------------------------------------------- */
@@ -188,78 +159,13 @@ static PyObject *topk_list(PyObject *self, PyObject *unused)
     return list;
 }
 
-/* ---- whole sketches -------------------------------------------------------------- */
-
-static PyObject *topk_clear(PyObject *self, PyObject *unused)
-{
-    (void)unused;
-    skpy_lock_enter(LOCK(self));
-    int rc = sk_topk_clear(TOPK(self));
-    skpy_lock_leave(LOCK(self));
-    if (rc != SK_OK)
-        return skpy_error(rc, "TopK.clear");
-    Py_RETURN_NONE;
-}
-
-static PyObject *topk_copy(PyObject *self, PyObject *unused)
-{
-    (void)unused;
-    sk_topk *t;
-    skpy_lock_enter(LOCK(self));
-    int rc = sk_topk_copy(&t, TOPK(self));
-    skpy_lock_leave(LOCK(self));
-    if (rc != SK_OK)
-        return skpy_error(rc, "TopK.copy");
-    return wrap(Py_TYPE(self), t);
-}
-
-static int size_of(const void *t, uint64_t *size)
-{
-    return sk_topk_serialized_size(t, size);
-}
-
-static int write_to(const void *t, void *buf, size_t cap, size_t *len)
-{
-    return sk_topk_serialize(t, buf, cap, len);
-}
-
-static PyObject *topk_to_bytes(PyObject *self, PyObject *unused)
-{
-    (void)unused;
-    skpy_lock_enter(LOCK(self));
-    PyObject *out = skpy_to_bytes(TOPK(self), size_of, write_to, "TopK.to_bytes");
-    skpy_lock_leave(LOCK(self));
-    return out;
-}
-
-static PyObject *topk_from_bytes(PyObject *type, PyObject *data)
-{
-    Py_buffer view;
-    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
-        return NULL;
-    sk_topk *t;
-    int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = sk_topk_deserialize(&t, view.buf, (size_t)view.len, NULL);
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&view);
-    if (rc != SK_OK)
-        return skpy_error(rc, "TopK.from_bytes");
-    return wrap((PyTypeObject *)type, t);
-}
-
-static sk_topk_info info_of(PyObject *self)
-{
-    sk_topk_info info;
-    skpy_lock_enter(LOCK(self));
-    sk_topk_get_info(TOPK(self), &info);
-    skpy_lock_leave(LOCK(self));
-    return info;
-}
+/* ---- what it holds -------------------------------------------------------------- */
 
 static PyObject *topk_repr(PyObject *self)
 {
-    sk_topk_info i = info_of(self);
+    sk_topk_info i;
+    if (skpy_info(self, &i) < 0)
+        return NULL;
     PyObject *decay = PyFloat_FromDouble(i.decay);
     if (!decay)
         return NULL;
@@ -272,7 +178,9 @@ static PyObject *topk_repr(PyObject *self)
 
 static PyObject *get_field(PyObject *self, void *closure)
 {
-    sk_topk_info i = info_of(self);
+    sk_topk_info i;
+    if (skpy_info(self, &i) < 0)
+        return NULL;
     switch ((int)(intptr_t)closure) {
     case 0: return PyLong_FromUnsignedLong(i.k);
     case 1: return PyLong_FromUnsignedLong(i.width);
@@ -299,15 +207,15 @@ static PyMethodDef topk_methods[] = {
      "list() -> list[tuple[str, int]]\n\nThe top k, heaviest first, as (item, count) pairs (TOPK.LIST "
      "WITHCOUNT).\nItems are str, decoded from UTF-8 with errors='surrogateescape':\n"
      "item.encode('utf-8', 'surrogateescape') gives back the bytes added."},
-    {"clear", topk_clear, METH_NOARGS, "clear() -> None\n\nForgets every item, keeping the parameters."},
-    {"copy", topk_copy, METH_NOARGS,
+    {"clear", skpy_clear, METH_NOARGS, "clear() -> None\n\nForgets every item, keeping the parameters."},
+    {"copy", skpy_copy, METH_NOARGS,
      "copy() -> TopK\n\nAn independent copy: given the same adds, it stays the same (the\n"
      "generator of decays is copied too)."},
-    {"__copy__", topk_copy, METH_NOARGS, "An independent copy."},
-    {"__deepcopy__", topk_copy, METH_O, "An independent copy."},
-    {"to_bytes", topk_to_bytes, METH_NOARGS,
+    {"__copy__", skpy_copy, METH_NOARGS, "An independent copy."},
+    {"__deepcopy__", skpy_deepcopy, METH_O, "An independent copy."},
+    {"to_bytes", skpy_to_bytes, METH_NOARGS,
      "to_bytes() -> bytes\n\nThe sketch in the library's format (docs/topk-format.md)."},
-    {"from_bytes", topk_from_bytes, METH_O | METH_CLASS,
+    {"from_bytes", skpy_from_bytes, METH_O | METH_CLASS,
      "from_bytes(data) -> TopK\n\nReads what to_bytes wrote; ValueError for any other bytes."},
     {"__reduce__", (PyCFunction)(void (*)(void))skpy_reduce, METH_NOARGS, "Pickles through to_bytes."},
     {NULL, NULL, 0, NULL},
@@ -340,8 +248,8 @@ PyDoc_STRVAR(topk_doc,
 static PyTypeObject topk_type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "sketch.TopK",
-    .tp_basicsize = sizeof(TopkObject),
-    .tp_dealloc = topk_dealloc,
+    .tp_basicsize = sizeof(skpy_object),
+    .tp_dealloc = skpy_object_dealloc,
     .tp_repr = topk_repr,
     .tp_as_sequence = &topk_as_sequence,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
@@ -353,8 +261,5 @@ static PyTypeObject topk_type = {
 
 int skpy_add_topk(PyObject *module)
 {
-    if (PyType_Ready(&topk_type) < 0)
-        return -1;
-    Py_INCREF(&topk_type);
-    return PyModule_AddObject(module, "TopK", (PyObject *)&topk_type) < 0 ? -1 : 0;
+    return skpy_add_type(module, &topk_type, &topk_family);
 }
