@@ -8,7 +8,25 @@ import re
 
 import sketch
 
-DOCS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "python.md")
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+DOCS = os.path.join(ROOT, "docs", "python.md")
+README = os.path.join(ROOT, "README.md")
+
+
+def python_blocks(path):
+    with open(path, encoding="utf-8") as f:
+        return re.findall(r"```python\n(.*?)```", f.read(), re.S)
+
+
+def test_readme_example_runs(tmp_path, run_sketch, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    run_sketch("bloom", "create", "-n", "1000", "-p", "0.01", "urls.bloom")
+    run_sketch("bloom", "add", "urls.bloom", "a.example")
+    blocks = python_blocks(README)
+    assert len(blocks) == 1
+    exec(compile(blocks[0], README, "exec"), {})
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("5 (5, ") and lines[1] == "[True, False]"
 
 
 def test_examples_run(tmp_path, run_sketch, redis_client, monkeypatch):
@@ -23,8 +41,7 @@ def test_examples_run(tmp_path, run_sketch, redis_client, monkeypatch):
     run_sketch("bloom", "create", "-n", "10000", "-p", "0.01", "bad-urls.bloom")
     run_sketch("bloom", "add", "bad-urls.bloom", input="".join("http://bad/%d\n" % i
                                                                 for i in range(500)))
-    with open(DOCS, encoding="utf-8") as f:
-        blocks = re.findall(r"```python\n(.*?)```", f.read(), re.S)
+    blocks = python_blocks(DOCS)
     assert len(blocks) >= 5
     port = redis_client.connection_pool.connection_kwargs["port"]
     namespace = {"urls": ["http://bad/1", "http://good/1"], "new_urls": ["http://bad/new"],
