@@ -22,6 +22,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 enum reader_kind { READ_SEQUENCE, READ_ITERATOR, READ_OBJECTS, READ_VALUES };
 
@@ -237,15 +240,21 @@ static Py_ssize_t ucs4_to_utf8(const char *value, size_t itemsize, char *out)
         count--;
     }
     size_t i = 0;
-    /* ASCII, the common case, four code points at a time. */
-    for (; i + 4 <= count; i += 4) {
-        uint32_t q[4];
-        memcpy(q, value + 4 * i, sizeof q);
-        if ((q[0] | q[1] | q[2] | q[3]) >= 0x80)
+#ifdef __SSE2__
+    /* ASCII, the common case, eight code points at a time: packed to bytes
+     * with two saturating packs, exact since every lane is below 0x80. */
+    const __m128i high = _mm_set1_epi32(~0x7F);
+    for (; i + 8 <= count; i += 8) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(value + 4 * i));
+        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(value + 4 * i + 16));
+        __m128i any = _mm_and_si128(_mm_or_si128(a, b), high);
+        if (_mm_movemask_epi8(_mm_cmpeq_epi32(any, _mm_setzero_si128())) != 0xFFFF)
             break;
-        for (int j = 0; j < 4; j++)
-            out[n++] = (char)q[j];
+        __m128i bytes = _mm_packus_epi16(_mm_packs_epi32(a, b), _mm_setzero_si128());
+        _mm_storel_epi64((__m128i *)(void *)(out + n), bytes);
+        n += 8;
     }
+#endif
     for (; i < count; i++) {
         memcpy(&cp, value + 4 * i, 4);
         if (cp < 0x80) {
@@ -297,7 +306,8 @@ static Py_ssize_t next_values(skpy_reader *r, const void **items, size_t *lens)
         case VALUE_UCS4: {
             Py_ssize_t got = ucs4_to_utf8(value, itemsize, out);
             if (got < 0) {
-                r->error = "a str in the array is not valid Unicode (a lone surrogate)";
+                r->error = "a str in the array is not valid Unicode "
+                           "(a lone surrogate, or past U+10FFFF)";
                 return -1;
             }
             len = (size_t)got;

@@ -135,6 +135,27 @@ def test_fixed_width_arrays_drop_their_padding():
         [s.encode() for s in ["€", "abc", "\U0001f600x", ""]])
 
 
+def test_str_arrays_of_every_length_and_mix():
+    """Runs of ASCII are converted eight code points at a time: every
+    length and every place of a non-ASCII code point gives the str's UTF-8."""
+    words = []
+    for length in range(0, 40):
+        base = "".join(chr(97 + (i * 7 + length) % 26) for i in range(length))
+        words.append(base)
+        for at in range(0, length, 3):
+            for odd in ("\x80", "é", "€", "\U0001f600", "\x7f"):
+                words.append(base[:at] + odd + base[at + 1:])
+    array = np.array(words)
+    assert sketch_of(array) == sketch_of_bytes(w.encode() for w in words)
+    assert sketch_of(array[::-3]) == sketch_of_bytes(w.encode() for w in words[::-3])
+    for bad in ("abcdefgh\ud800", "abcdefghijklmno\udfff", "\ud800abcdefgh"):
+        with pytest.raises(ValueError, match="surrogate"):
+            sketch.HyperLogLog().update(np.array(["x" * 20, bad]))
+    beyond = np.array([65] * 9 + [0x110000], dtype=np.uint32).view("<U10")
+    with pytest.raises(ValueError, match="U\\+10FFFF"):
+        sketch.HyperLogLog().update(beyond)
+
+
 def test_inputs_refused_with_clear_errors():
     h = sketch.HyperLogLog()
     for one_item in ("abc", b"abc", bytearray(b"abc")):
