@@ -4,8 +4,8 @@
  * written once over the family's calls (skpy_family in common.h): the
  * object's making and deallocation, clear(), copy(), to_bytes(),
  * from_bytes(), its info under the lock, the two locks of a merge, and
- * the files of the classes that have them. Error messages are
- * "Family.method: ...", as each class wrote them itself before.
+ * the files of the classes that have them. Error messages name the
+ * class and the method: "Family.method: ...".
  */
 #include "common.h"
 
