@@ -65,6 +65,9 @@ setup(
         extra_compile_args=["-std=c11", "-Wall", "-Wextra", "-Wno-missing-field-initializers",
                             "-fvisibility=hidden"]
         + (["-Werror"] if os.environ.get("SKETCH_WERROR") else []),
+        # The library's sk_ symbols stay inside: another libsketch in the
+        # same process (a ctypes user's) neither takes nor gives calls.
+        extra_link_args=["-Wl,--exclude-libs,ALL"],
     )],
     cmdclass={"build_ext": BuildWithLibrary},
 )

@@ -132,6 +132,15 @@ PyObject *skpy_query_many(PyObject *obj, skpy_lock *lock, skpy_query_fn fn, void
 int skpy_each_pair(PyObject *keys, PyObject *items, skpy_lock *lock, skpy_pair_fn fn, void *ctx,
                    const char *what)
 {
+    /* Inputs that know their lengths are compared before any pair goes
+     * in; iterators are found to differ only at the batch that differs. */
+    Py_ssize_t key_count = PyObject_Length(keys), item_count = PyObject_Length(items);
+    if (key_count < 0 || item_count < 0)
+        PyErr_Clear();
+    else if (key_count != item_count) {
+        PyErr_SetString(PyExc_ValueError, "keys and items differ in length");
+        return -1;
+    }
     skpy_reader *r[2] = {skpy_reader_open(keys), NULL};
     if (!r[0])
         return -1;

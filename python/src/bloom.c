@@ -338,9 +338,11 @@ static PyMethodDef bloom_methods[] = {
            "bloom` atomically (a temporary file, fsync,\nrename: a crash leaves the old file or "
            "the new one)."),
     METHOD("open", bloom_open, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
-           "open(path, *, in_place=False, verify=False) -> BloomFilter\n\nA filter file of "
-           "`sketch bloom`, mapped: only the pages queries touch are\nread, and the file must "
-           "not shrink while open. Adds change the memory only,\nunless in_place: then they "
+           "open(path, *, in_place=False, verify=False, mapped=True) -> BloomFilter\n\nA filter "
+           "file of `sketch bloom`, mapped: only the pages queries touch are\nread, and the "
+           "file must not shrink while open (a mapping past the end of\na file faults: the "
+           "process dies of SIGBUS); mapped=False reads it whole\ninto memory instead. Adds "
+           "change the memory only, unless in_place: then they "
            "change the file itself, as `sketch bloom add`\ndoes, and sync() or close() commits "
            "them (an add that returned survives\nthe process being killed). One process at a "
            "time holds a file in place\n(BlockingIOError). verify checks every array against its "

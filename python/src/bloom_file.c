@@ -46,13 +46,20 @@ static int open_file(void **out, const char *path, int flags)
 
 PyObject *bloom_open(PyObject *cls, PyObject *args, PyObject *kwargs)
 {
-    static char *names[] = {"path", "in_place", "verify", NULL};
+    static char *names[] = {"path", "in_place", "verify", "mapped", NULL};
     PyObject *path;
-    int in_place = 0, verify = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$pp:open", names, &path, &in_place,
-                                     &verify))
+    int in_place = 0, verify = 0, mapped = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$ppp:open", names, &path, &in_place,
+                                     &verify, &mapped))
         return NULL;
-    unsigned flags = in_place ? SK_BLOOM_IN_PLACE : SK_BLOOM_MAP;
+    if (in_place && !mapped) {
+        PyErr_SetString(PyExc_ValueError, "BloomFilter.open: in_place changes the file through "
+                                          "its mapping: mapped=False cannot be in place");
+        return NULL;
+    }
+    /* Unmapped, the filter is read whole into memory: another process may
+     * then truncate the file without harm, where a mapping would fault. */
+    unsigned flags = in_place ? SK_BLOOM_IN_PLACE : mapped ? SK_BLOOM_MAP : 0;
     if (verify)
         flags |= SK_BLOOM_VERIFY;
     BloomObject *self = (BloomObject *)skpy_open(cls, path, open_file, (int)flags);

@@ -189,7 +189,9 @@ static PyObject *cms_merge_weighted(PyObject *self, PyObject *args, PyObject *kw
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|O:merge_weighted", kwlist, &sketches_obj,
                                      &weights_obj))
         return NULL;
-    PyObject *sketches = PySequence_Fast(sketches_obj, "sketches must be an iterable");
+    /* A tuple of its own holds the sketches while their locks are awaited
+     * with the GIL released, when another thread may empty a caller's list. */
+    PyObject *sketches = PySequence_Tuple(sketches_obj);
     if (!sketches)
         return NULL;
     PyObject *weights = weights_obj == Py_None

@@ -227,9 +227,15 @@ PyObject *skpy_deserialize(PyTypeObject *type, PyObject *data, const skpy_family
         return NULL;
     void *obj = NULL;
     int status;
-    Py_BEGIN_ALLOW_THREADS
-    status = read(&obj, view.buf, (size_t)view.len, NULL);
-    Py_END_ALLOW_THREADS
+    if (view.readonly) {
+        Py_BEGIN_ALLOW_THREADS
+        status = read(&obj, view.buf, (size_t)view.len, NULL);
+        Py_END_ALLOW_THREADS
+    } else {
+        /* Another thread could change a bytearray while it is parsed, its
+         * fields checked and then read again: the GIL keeps it still. */
+        status = read(&obj, view.buf, (size_t)view.len, NULL);
+    }
     PyBuffer_Release(&view);
     if (status != SK_OK)
         return method_error(status, family, method);

@@ -88,11 +88,14 @@ sk_hll *skpy_hll_of(PyObject *obj)
 static PyObject *hll_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *names[] = {"precision", NULL};
-    unsigned precision = SK_HLL_DEFAULT_PRECISION;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|I:HyperLogLog", names, &precision))
+    PyObject *arg = NULL;
+    uint64_t precision = SK_HLL_DEFAULT_PRECISION;
+    /* Checked, not wrapped: 2**32 + 14 is no precision. */
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:HyperLogLog", names, &arg) ||
+        (arg && skpy_uint_arg(arg, "precision", UINT32_MAX, &precision) < 0))
         return NULL;
     sk_hll *h;
-    sk_hll_options opts = {.precision = precision};
+    sk_hll_options opts = {.precision = (unsigned)precision};
     int status = precision ? sk_hll_create(&h, &opts) : SK_EINVAL;
     if (status != SK_OK)
         return skpy_error(status, "HyperLogLog: precision 4 to 18");
@@ -206,8 +209,8 @@ static PyObject *hll_compare(PyObject *self, PyObject *args, PyObject *kwargs)
 
 static PyObject *hll_fold(PyObject *self, PyObject *arg)
 {
-    unsigned long precision = PyLong_AsUnsignedLong(arg);
-    if (precision == (unsigned long)-1 && PyErr_Occurred())
+    uint64_t precision;
+    if (skpy_uint_arg(arg, "precision", UINT32_MAX, &precision) < 0)
         return NULL;
     LOCK(self);
     int status = precision > SK_HLL_MAX_PRECISION ? SK_EINVAL

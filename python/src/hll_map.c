@@ -30,11 +30,14 @@ static PyTypeObject map_type;
 static PyObject *map_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *names[] = {"precision", NULL};
-    unsigned precision = SK_HLL_DEFAULT_PRECISION;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|I:HyperLogLogMap", names, &precision))
+    PyObject *arg = NULL;
+    uint64_t precision = SK_HLL_DEFAULT_PRECISION;
+    /* Checked, not wrapped: 2**32 + 14 is no precision. */
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:HyperLogLogMap", names, &arg) ||
+        (arg && skpy_uint_arg(arg, "precision", UINT32_MAX, &precision) < 0))
         return NULL;
     sk_hll_map *m;
-    sk_hll_map_options opts = {.precision = precision};
+    sk_hll_map_options opts = {.precision = (unsigned)precision};
     int status = precision ? sk_hll_map_create(&m, &opts) : SK_EINVAL;
     if (status != SK_OK)
         return skpy_error(status, "HyperLogLogMap: precision 4 to 18");

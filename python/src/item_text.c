@@ -11,6 +11,7 @@
  */
 #include "common.h"
 
+#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,7 +163,7 @@ static int on_boundary(double v, const char *text)
 /* The digits float8out prints: the shortest that read back as v, the
  * nearest to v among them, and (unlike Python's repr, which accepts them
  * for an even significand) never one halfway to a neighbouring double. */
-static size_t shortest_digits(double v, char *digits, int *exponent)
+static size_t shortest_digits_c(double v, char *digits, int *exponent)
 {
     char *repr = PyOS_double_to_string(v, 'r', 0, 0, NULL);
     if (!repr) {
@@ -188,6 +189,21 @@ static size_t shortest_digits(double v, char *digits, int *exponent)
         usable = boundary == 0;
     }
     return parse_digits(text, digits, exponent);
+}
+
+/* strtold and %e read and write a point only in the C locale's numbers;
+ * a program may have set LC_NUMERIC to a locale with a decimal comma. */
+static size_t shortest_digits(double v, char *digits, int *exponent)
+{
+    static locale_t c_numbers; /* made once, under the GIL */
+    if (!c_numbers)
+        c_numbers = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    if (!c_numbers)
+        return 0;
+    locale_t caller = uselocale(c_numbers);
+    size_t count = shortest_digits_c(v, digits, exponent);
+    uselocale(caller);
+    return count;
 }
 
 /* Needs the GIL (Python's repr). */

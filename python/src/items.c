@@ -85,7 +85,8 @@ int skpy_item_get(PyObject *obj, skpy_item *item)
     if (PyByteArray_Check(obj) || PyMemoryView_Check(obj))
         return item_of_buffer(obj, item);
     /* numpy's bool scalar has a deprecated __index__: its text is a bool's. */
-    if (strcmp(Py_TYPE(obj)->tp_name, "numpy.bool_") == 0) {
+    if (strcmp(Py_TYPE(obj)->tp_name, "numpy.bool_") == 0 ||
+        strcmp(Py_TYPE(obj)->tp_name, "numpy.bool") == 0) { /* numpy 1 and 2 */
         int truth = PyObject_IsTrue(obj);
         if (truth < 0)
             return -1;
@@ -126,10 +127,15 @@ void skpy_item_release(skpy_item *item)
 
 PyObject *skpy_bools(const uint8_t *answers, size_t n, int as_array)
 {
-    if (as_array) {
-        PyObject *numpy = PyImport_ImportModule("numpy");
-        if (!numpy)
+    PyObject *numpy = as_array ? PyImport_ImportModule("numpy") : NULL;
+    if (as_array && !numpy) {
+        /* An array-like without numpy: the answers as a list. */
+        if (!PyErr_ExceptionMatches(PyExc_ImportError))
             return NULL;
+        PyErr_Clear();
+        as_array = 0;
+    }
+    if (as_array) {
         /* A bytearray under the array keeps it writable, as numpy's own. */
         PyObject *store = PyByteArray_FromStringAndSize((const char *)answers, (Py_ssize_t)n);
         PyObject *out = store ? PyObject_CallMethod(numpy, "frombuffer", "Os", store, "bool")

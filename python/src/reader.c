@@ -37,6 +37,7 @@ struct skpy_reader {
     Py_ssize_t next, count;
     Py_buffer view;
     int has_view, is_array;
+    int failed;             /* next() returned -1: skpy_reader_raise has an error to raise */
     enum value_kind value;
     size_t held;            /* items[0..held) hold references or views */
     PyObject *refs[SKPY_BATCH];
@@ -123,11 +124,18 @@ static int open_buffer(skpy_reader *r, PyObject *obj)
     if (PyObject_GetBuffer(obj, &r->view, PyBUF_STRIDES | PyBUF_FORMAT) < 0)
         return -1;
     r->has_view = 1;
+    if (r->view.ndim == 0) {
+        /* A numpy scalar exports its value as a buffer of no dimension. */
+        PyErr_Format(PyExc_TypeError,
+                     "expected an iterable of items, not %.100s (add() takes one item)",
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
     if (r->view.ndim > 1) {
         PyErr_SetString(PyExc_ValueError, "items come in a one-dimensional array");
         return -1;
     }
-    r->count = r->view.ndim == 0 ? 1 : r->view.shape[0];
+    r->count = r->view.shape[0];
     const char *f = r->view.format ? r->view.format : "B";
     if (f[0] == 'O' && f[1] == 0) {
         r->kind = READ_OBJECTS;
@@ -156,20 +164,27 @@ skpy_reader *skpy_reader_open(PyObject *obj)
         r->source = obj;
         rc = 0;
     } else if (PyObject_CheckBuffer(obj)) {
-        r->is_array = 1;
+        /* Answers for a numpy array are a numpy array; for another buffer
+         * (array.array, memoryview), which numpy may not be there for, a list. */
+        r->is_array = PyObject_HasAttrString(obj, "__array__");
         Py_INCREF(obj);
         r->source = obj;
         rc = open_buffer(r, obj);
-    } else if (PyObject_HasAttrString(obj, "__array__") &&
-               (array = PyObject_CallMethod(obj, "__array__", NULL)) != NULL &&
-               PyObject_CheckBuffer(array)) {
-        /* A pandas Series or another array-like: its numpy array. */
-        r->is_array = 1;
-        r->source = array;
-        rc = open_buffer(r, array);
+    } else if (PyObject_HasAttrString(obj, "__array__")) {
+        /* A pandas Series or another array-like: its numpy array, or, if
+         * that has no buffer, the object's own items. */
+        array = PyObject_CallMethod(obj, "__array__", NULL);
+        if (array && PyObject_CheckBuffer(array)) {
+            r->is_array = 1;
+            r->source = array;
+            rc = open_buffer(r, array);
+        } else {
+            Py_XDECREF(array);
+            r->kind = READ_ITERATOR;
+            r->source = array ? PyObject_GetIter(obj) : NULL;
+            rc = r->source ? 0 : -1;
+        }
     } else {
-        Py_XDECREF(array);
-        PyErr_Clear();
         r->kind = READ_ITERATOR;
         r->source = PyObject_GetIter(obj);
         rc = r->source ? 0 : -1;
@@ -193,7 +208,8 @@ int skpy_reader_is_array(const skpy_reader *r)
 
 void skpy_reader_raise(skpy_reader *r)
 {
-    if (PyErr_Occurred())
+    /* Of two readers in step, only the one that failed has an error. */
+    if (!r->failed || PyErr_Occurred())
         return;
     PyErr_SetString(r->error ? PyExc_ValueError : PyExc_MemoryError,
                     r->error ? r->error : "cannot allocate memory for a batch of items");
@@ -377,10 +393,8 @@ static PyObject *next_object(skpy_reader *r)
     return obj;
 }
 
-Py_ssize_t skpy_reader_next(skpy_reader *r, const void **items, size_t *lens)
+static Py_ssize_t next_objects(skpy_reader *r, const void **items, size_t *lens)
 {
-    if (r->kind == READ_VALUES)
-        return next_values(r, items, lens);
     release_batch(r);
     Py_ssize_t n = 0;
     while (n < SKPY_BATCH) {
@@ -397,5 +411,14 @@ Py_ssize_t skpy_reader_next(skpy_reader *r, const void **items, size_t *lens)
         items[n - 1] = r->items[n - 1].data;
         lens[n - 1] = r->items[n - 1].len;
     }
+    return n;
+}
+
+Py_ssize_t skpy_reader_next(skpy_reader *r, const void **items, size_t *lens)
+{
+    Py_ssize_t n = r->kind == READ_VALUES ? next_values(r, items, lens)
+                                          : next_objects(r, items, lens);
+    if (n < 0)
+        r->failed = 1;
     return n;
 }

@@ -133,28 +133,36 @@ static PyObject *topk_count(PyObject *self, PyObject *obj)
 static PyObject *topk_list(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    PyObject *list = NULL;
     sk_topk_info info;
     skpy_lock_enter(LOCK(self));
     sk_topk_get_info(TOPK(self), &info);
     sk_topk_entry *entries = PyMem_Malloc((size_t)info.k * sizeof *entries);
     int n = entries ? sk_topk_list(TOPK(self), entries, info.k) : SK_ENOMEM;
-    if (n < 0) {
-        skpy_error(n, "TopK.list");
-    } else if ((list = PyList_New(n)) != NULL) {
-        /* The entries point into the sketch: built before the lock goes. */
-        for (int i = 0; i < n; i++) {
-            PyObject *name = item_str(entries[i].item, entries[i].len);
-            PyObject *pair = name ? Py_BuildValue("(Nk)", name, (unsigned long)entries[i].count)
-                                  : NULL;
-            if (!pair) {
-                Py_CLEAR(list);
-                break;
-            }
-            PyList_SET_ITEM(list, i, pair);
+    /* The entries point into the sketch: their bytes are copied under the
+     * lock, and the Python objects made after it, since making objects may
+     * collect garbage whose finalizers could call this sketch. */
+    skpy_bytes names = {0};
+    for (int i = 0; i < n && n >= 0; i++)
+        if (skpy_bytes_reserve(&names, entries[i].len + 1) != SK_OK) {
+            n = SK_ENOMEM;
+        } else {
+            memcpy(names.data + names.len, entries[i].item, entries[i].len);
+            names.len += entries[i].len;
         }
-    }
     skpy_lock_leave(LOCK(self));
+    PyObject *list = n < 0 ? skpy_error(n, "TopK.list") : PyList_New(n);
+    size_t at = 0;
+    for (int i = 0; list && i < n; i++) {
+        PyObject *name = item_str(names.data + at, entries[i].len);
+        PyObject *pair = name ? Py_BuildValue("(Nk)", name, (unsigned long)entries[i].count)
+                              : NULL;
+        at += entries[i].len;
+        if (!pair)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, i, pair);
+    }
+    skpy_bytes_free(&names);
     PyMem_Free(entries);
     return list;
 }

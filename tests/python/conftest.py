@@ -32,8 +32,9 @@ LIBRARY = os.environ.get("SKETCH_LIB", os.path.join(os.path.dirname(os.path.dirn
 
 @pytest.fixture(scope="session")
 def libsketch():
-    """libsketch.so through ctypes: the extension's own copy is hidden
-    inside it, so the two never clash."""
+    """libsketch.so through ctypes: the extension links its own copy with
+    every symbol but PyInit__sketch local (-Wl,--exclude-libs,ALL), so the
+    two never clash."""
     if not os.path.exists(LIBRARY):
         pytest.fail("no %s (build the library, or set SKETCH_LIB)" % LIBRARY, pytrace=False)
     return ctypes.CDLL(LIBRARY)

@@ -127,6 +127,20 @@ def test_python_answers_as_the_command_on_its_file(run_sketch, tmp_path):
     assert command_check(run_sketch, path, ["only in memory"]) == []
 
 
+def test_an_unmapped_filter_survives_its_file_being_truncated(run_sketch, tmp_path):
+    items = ["u%d" % i for i in range(3000)]
+    path = command_filter(run_sketch, tmp_path / "cut.bloom", items, 3000, "0.01")
+    mapped = sketch.BloomFilter.open(path)
+    f = sketch.BloomFilter.open(path, mapped=False)
+    assert f.to_bytes() == mapped.to_bytes()
+    del mapped
+    with open(path, "r+b") as file:
+        file.truncate(100)
+    assert all(f.contains_many(items)) and f.add("after the cut")
+    with pytest.raises(ValueError, match="mapped=False"):
+        sketch.BloomFilter.open(path, in_place=True, mapped=False)
+
+
 def test_in_place_adds_reach_the_file(run_sketch, tmp_path):
     path = command_filter(run_sketch, tmp_path / "shared.bloom", ["first"], 10000, "0.01")
     new = ["added from python %d" % i for i in range(2000)]

@@ -148,12 +148,14 @@ def test_corpus_and_damaged_bytes_never_crash(family):
     valid = valid_of()
     for data in valid:
         exercise(cls.from_bytes(data))
-    loaded = sum(load_or_refuse(cls, data, exercise) for _, data in corpus(corpora))
+    inputs = list(corpus(corpora))
+    assert inputs, "no corpus for %s under fuzz/" % family
+    for _, data in inputs:
+        load_or_refuse(cls, data, exercise)
     rng = random.Random(family)
     refused = sum(1 - load_or_refuse(cls, data, exercise) for data in mutations(valid, rng))
     # Damage is noticed: most damaged copies are refused, not taken.
     assert refused > MUTATIONS // 2
-    assert loaded >= 0
 
 
 @pytest.mark.parametrize("family,opener", [("HyperLogLog", "open"), ("BloomFilter", "open")])

@@ -30,10 +30,13 @@ def test_defaults_repr_and_properties():
     assert "distinct" in sketch.HyperLogLog.__doc__ and "PFADD" in sketch.HyperLogLog.add.__doc__
 
 
-@pytest.mark.parametrize("precision", [0, 3, 19, -1])
+@pytest.mark.parametrize("precision", [0, 3, 19, -1, 2**32 + 14, -(2**64) + 14])
 def test_precision_out_of_range(precision):
-    with pytest.raises((ValueError, OverflowError)):
+    """Refused, never wrapped into range (2**32 + 14 is not 14)."""
+    with pytest.raises(ValueError):
         sketch.HyperLogLog(precision)
+    with pytest.raises(TypeError):
+        sketch.HyperLogLog("14")
 
 
 def test_error_within_theory():
@@ -85,8 +88,9 @@ def test_fold_is_the_coarser_sketch():
     h = filled(20000)
     h.fold(10)
     assert h.to_bytes() == filled(20000, precision=10).to_bytes()
-    with pytest.raises(ValueError):
-        h.fold(12)
+    for bad in (12, -1, 2**32 + 8):
+        with pytest.raises(ValueError):
+            h.fold(bad)
 
 
 def test_bytes_pickle_copy_round_trips():

@@ -54,10 +54,13 @@ def test_defaults_repr_and_dict_reading():
     assert "surrogateescape" in sketch.HyperLogLogMap.keys.__doc__
 
 
-@pytest.mark.parametrize("precision", [0, 3, 19, -1])
+@pytest.mark.parametrize("precision", [0, 3, 19, -1, 2**32 + 14, -(2**64) + 14])
 def test_precision_out_of_range(precision):
-    with pytest.raises((ValueError, OverflowError)):
+    """Refused, never wrapped into range (2**32 + 14 is not 14)."""
+    with pytest.raises(ValueError):
         sketch.HyperLogLogMap(precision)
+    with pytest.raises(TypeError):
+        sketch.HyperLogLogMap("14")
 
 
 @pytest.mark.parametrize("precision", [10, 14])
@@ -100,6 +103,16 @@ def test_numpy_and_pandas_input_equal_lists():
     assert numbers.to_bytes() == by_text.to_bytes() and numbers[3] == numbers["3"]
     with pytest.raises(ValueError, match="length"):
         sketch.HyperLogLogMap().update(keys, items[:-1])
+    # Lengths known: compared before any pair goes in.
+    unchanged = sketch.HyperLogLogMap()
+    with pytest.raises(ValueError, match="length"):
+        unchanged.update(["a"] * 1500, ["x"] * 1025)
+    assert len(unchanged) == 0
+    # The items' reader fails, not the keys': its own error, not another.
+    with pytest.raises(ValueError, match="surrogate"):
+        sketch.HyperLogLogMap().update(np.array(["k", "l"]), np.array(["ok", "\ud800"]))
+    with pytest.raises(TypeError, match="item"):
+        sketch.HyperLogLogMap().update(["k", "l"], ["ok", None])
     with pytest.raises(TypeError):
         sketch.HyperLogLogMap().update("ab", "cd")   # str is one item
     with pytest.raises(TypeError):

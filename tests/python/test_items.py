@@ -5,8 +5,11 @@ supported dtype and a pandas Series, and the same as the command's lines
 and Redis's PFADD strings. The comparison with PostgreSQL's hll_agg is in
 tests/postgres/test_postgres_python.py, which has the server."""
 import math
+import os
 import random
 import struct
+import subprocess
+import sys
 
 import numpy as np
 import pandas as pd
@@ -83,6 +86,26 @@ def test_float_text_is_never_halfway_to_a_neighbour():
     assert sketch.item_bytes(x) == b"3.0925352787701443e+18"
 
 
+def test_float_text_ignores_a_decimal_comma_locale(tmp_path):
+    """A program that sets a locale with a decimal comma (de_DE, made here
+    with localedef from Debian's locales package) gets the same text."""
+    from conftest import SITE
+    made = subprocess.run(["localedef", "-i", "de_DE", "-f", "UTF-8",
+                           str(tmp_path / "de_DE.UTF-8")], capture_output=True, text=True)
+    assert (tmp_path / "de_DE.UTF-8").is_dir(), made.stderr
+    child = ("import locale, sys\n"
+             "sys.path.insert(0, sys.argv[1])\n"
+             "import sketch\n"
+             "locale.setlocale(locale.LC_ALL, 'de_DE.UTF-8')\n"
+             "assert locale.localeconv()['decimal_point'] == ','\n"
+             "x = float.fromhex('0x1.5757239bd3aa2p+61')\n"
+             "print(sketch.item_bytes(x).decode(), sketch.item_bytes(1.5).decode())\n")
+    out = subprocess.run([sys.executable, "-c", child, SITE], capture_output=True, text=True,
+                         env=dict(os.environ, LOCPATH=str(tmp_path)))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["3.0925352787701443e+18", "1.5"]
+
+
 def test_every_input_form_gives_the_same_sketch():
     words = ["w%d-é" % i for i in range(5000)]
     expected = sketch_of_bytes(w.encode() for w in words)
@@ -135,6 +158,17 @@ def test_fixed_width_arrays_drop_their_padding():
         [s.encode() for s in ["€", "abc", "\U0001f600x", ""]])
 
 
+def test_answers_are_a_list_unless_given_a_numpy_array():
+    import array
+    f = sketch.BloomFilter(1000)
+    f.update(["1", "2"])
+    assert f.contains_many(array.array("q", [1, 3])) == [True, False]
+    assert f.contains_many(memoryview(np.array([2, 4]))) == [True, False]
+    found = f.contains_many(np.array([1, 4]))
+    assert isinstance(found, np.ndarray) and found.tolist() == [True, False]
+    assert isinstance(f.contains_many(pd.Series(["1"])), np.ndarray)
+
+
 def test_str_arrays_of_every_length_and_mix():
     """Runs of ASCII are converted eight code points at a time: every
     length and every place of a non-ASCII code point gives the str's UTF-8."""
@@ -175,10 +209,23 @@ def test_inputs_refused_with_clear_errors():
         h.update(np.array(["ok", "\ud800"]))
     with pytest.raises(TypeError):
         h.update(["ok", None])
-    # Items read before the bad one were added; the sketch is still usable.
-    before = h.count()
-    h.update(["more"])
-    assert h.count() >= before
+    for scalar in (np.float64(1.5), np.int64(3), np.array(7)):
+        with pytest.raises(TypeError, match="add"):
+            h.update(scalar)
+    assert h.count() == 0
+
+
+def test_a_failed_update_keeps_the_batches_before_the_bad_item():
+    """Items go in a batch (1024) at a time: the batches read before the
+    one with the bad item are in, that batch is not, and the sketch stays
+    usable."""
+    good = ["g%d" % i for i in range(2500)]
+    h = sketch.HyperLogLog()
+    with pytest.raises(TypeError):
+        h.update(good + [None])
+    assert h.to_bytes() == sketch_of(good[:2048])
+    h.update(good)
+    assert h.to_bytes() == sketch_of(good)
 
 
 def test_an_iterator_that_raises_stops_update():
