@@ -306,59 +306,57 @@ static PyObject *get_field(PyObject *self, void *which)
     }
 }
 
-#define METHOD(name, fn, flags, doc) {name, (PyCFunction)(void (*)(void))fn, flags, doc}
-
 static PyMethodDef bloom_methods[] = {
-    METHOD("add", bloom_add, METH_O, "add(item) -> bool\n\nAdds one item (str, bytes-like, int, "
-           "float or bool); True if it was new\n(a bit changed), False if it may have been in."),
-    METHOD("update", bloom_update, METH_O, "update(items) -> int\n\nAdds every item of an "
-           "iterable, a numpy array or a pandas Series, in C\n(arrays with the GIL released); "
-           "returns how many were new."),
-    METHOD("contains", bloom_contains, METH_O, "contains(item) -> bool\n\nTrue if the item may "
-           "be in the filter, False if it certainly is not\n(also `item in f`)."),
-    METHOD("contains_many", bloom_contains_many, METH_O, "contains_many(items) -> list[bool] | "
-           "numpy.ndarray\n\ncontains() of every item: a list, or a numpy bool array for an "
-           "array or\na pandas Series."),
-    METHOD("merge", bloom_merge, METH_O, "merge(other) -> None\n\nBecomes the union of both "
-           "filters, of one layout, layers and size\n(ValueError otherwise); each layer's count "
-           "becomes the estimate from its fill."),
-    METHOD("intersect", bloom_intersect, METH_O, "intersect(other) -> None\n\nBecomes the "
-           "intersection of both filters, of one shape (not scalable)."),
-    METHOD("clear", skpy_clear, METH_NOARGS, "clear() -> None\n\nForgets every item; a "
-           "scalable filter goes back to one layer."),
-    METHOD("copy", skpy_copy, METH_NOARGS, "copy() -> BloomFilter\n\nA copy, in memory."),
-    METHOD("__copy__", skpy_copy, METH_NOARGS, NULL),
-    METHOD("__deepcopy__", skpy_deepcopy, METH_O, NULL),
-    METHOD("__reduce__", skpy_reduce, METH_NOARGS, NULL),
-    METHOD("to_bytes", skpy_to_bytes, METH_NOARGS, "to_bytes() -> bytes\n\nThe filter as one "
-           "byte string, the dump form of docs/bloom-format.md."),
-    METHOD("from_bytes", skpy_from_bytes, METH_O | METH_CLASS, "from_bytes(data) -> "
-           "BloomFilter\n\nReads a dump; ValueError for bytes that are not one."),
-    METHOD("save", bloom_save, METH_O, "save(path) -> None\n\nWrites a filter file of `sketch "
-           "bloom` atomically (a temporary file, fsync,\nrename: a crash leaves the old file or "
-           "the new one)."),
-    METHOD("open", bloom_open, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
-           "open(path, *, in_place=False, verify=False, mapped=True) -> BloomFilter\n\nA filter "
-           "file of `sketch bloom`, mapped: only the pages queries touch are\nread, and the "
-           "file must not shrink while open (a mapping past the end of\na file faults: the "
-           "process dies of SIGBUS); mapped=False reads it whole\ninto memory instead. Adds "
-           "change the memory only, unless in_place: then they "
-           "change the file itself, as `sketch bloom add`\ndoes, and sync() or close() commits "
-           "them (an add that returned survives\nthe process being killed). One process at a "
-           "time holds a file in place\n(BlockingIOError). verify checks every array against its "
-           "sums first."),
-    METHOD("sync", bloom_sync, METH_NOARGS, "sync() -> None\n\nCommits the adds to a filter "
-           "opened in place: the sums of the chunks\nchanged, the counts, a flush to the disk."),
-    METHOD("close", bloom_close, METH_NOARGS, "close() -> None\n\nCommits a filter opened in "
-           "place (as sync()) and releases the filter;\nfurther calls raise ValueError. Closing "
-           "twice does nothing."),
-    METHOD("__enter__", bloom_enter, METH_NOARGS, NULL),
-    METHOD("__exit__", bloom_exit, METH_VARARGS, NULL),
-    METHOD("expected_fp_rate", bloom_expected_fp_rate, METH_VARARGS | METH_KEYWORDS,
-           "expected_fp_rate(items=None) -> float\n\nThe false-positive rate after `items` "
-           "distinct items (None: the count\nso far), by the exact formula of the layout."),
-    METHOD("estimate_items", bloom_estimate_items, METH_NOARGS, "estimate_items() -> int\n\n"
-           "The number of distinct items, estimated from the bits set (reads every\nbit)."),
+    {"add", SKPY_FN(bloom_add), METH_O, "add(item) -> bool\n\nAdds one item (str, bytes-like, int, "
+     "float or bool); True if it was new\n(a bit changed), False if it may have been in."},
+    {"update", SKPY_FN(bloom_update), METH_O, "update(items) -> int\n\nAdds every item of an "
+     "iterable, a numpy array or a pandas Series, in C\n(arrays with the GIL released); "
+     "returns how many were new."},
+    {"contains", SKPY_FN(bloom_contains), METH_O, "contains(item) -> bool\n\nTrue if the item may "
+     "be in the filter, False if it certainly is not\n(also `item in f`)."},
+    {"contains_many", SKPY_FN(bloom_contains_many), METH_O, "contains_many(items) -> list[bool] | "
+     "numpy.ndarray\n\ncontains() of every item: a list, or a numpy bool array for an "
+     "array or\na pandas Series."},
+    {"merge", SKPY_FN(bloom_merge), METH_O, "merge(other) -> None\n\nBecomes the union of both "
+     "filters, of one layout, layers and size\n(ValueError otherwise); each layer's count "
+     "becomes the estimate from its fill."},
+    {"intersect", SKPY_FN(bloom_intersect), METH_O, "intersect(other) -> None\n\nBecomes the "
+     "intersection of both filters, of one shape (not scalable)."},
+    {"clear", SKPY_FN(skpy_clear), METH_NOARGS, "clear() -> None\n\nForgets every item; a "
+     "scalable filter goes back to one layer."},
+    {"copy", SKPY_FN(skpy_copy), METH_NOARGS, "copy() -> BloomFilter\n\nA copy, in memory."},
+    {"__copy__", SKPY_FN(skpy_copy), METH_NOARGS, NULL},
+    {"__deepcopy__", SKPY_FN(skpy_deepcopy), METH_O, NULL},
+    {"__reduce__", SKPY_FN(skpy_reduce), METH_NOARGS, NULL},
+    {"to_bytes", SKPY_FN(skpy_to_bytes), METH_NOARGS, "to_bytes() -> bytes\n\nThe filter as one "
+     "byte string, the dump form of docs/bloom-format.md."},
+    {"from_bytes", SKPY_FN(skpy_from_bytes), METH_O | METH_CLASS, "from_bytes(data) -> "
+     "BloomFilter\n\nReads a dump; ValueError for bytes that are not one."},
+    {"save", SKPY_FN(bloom_save), METH_O, "save(path) -> None\n\nWrites a filter file of `sketch "
+     "bloom` atomically (a temporary file, fsync,\nrename: a crash leaves the old file or "
+     "the new one)."},
+    {"open", SKPY_FN(bloom_open), METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+     "open(path, *, in_place=False, verify=False, mapped=True) -> BloomFilter\n\nA filter "
+     "file of `sketch bloom`, mapped: only the pages queries touch are\nread, and the "
+     "file must not shrink while open (a mapping past the end of\na file faults: the "
+     "process dies of SIGBUS); mapped=False reads it whole\ninto memory instead. Adds "
+     "change the memory only, unless in_place: then they "
+     "change the file itself, as `sketch bloom add`\ndoes, and sync() or close() commits "
+     "them (an add that returned survives\nthe process being killed). One process at a "
+     "time holds a file in place\n(BlockingIOError). verify checks every array against its "
+     "sums first."},
+    {"sync", SKPY_FN(bloom_sync), METH_NOARGS, "sync() -> None\n\nCommits the adds to a filter "
+     "opened in place: the sums of the chunks\nchanged, the counts, a flush to the disk."},
+    {"close", SKPY_FN(bloom_close), METH_NOARGS, "close() -> None\n\nCommits a filter opened in "
+     "place (as sync()) and releases the filter;\nfurther calls raise ValueError. Closing "
+     "twice does nothing."},
+    {"__enter__", SKPY_FN(bloom_enter), METH_NOARGS, NULL},
+    {"__exit__", SKPY_FN(bloom_exit), METH_VARARGS, NULL},
+    {"expected_fp_rate", SKPY_FN(bloom_expected_fp_rate), METH_VARARGS | METH_KEYWORDS,
+     "expected_fp_rate(items=None) -> float\n\nThe false-positive rate after `items` "
+     "distinct items (None: the count\nso far), by the exact formula of the layout."},
+    {"estimate_items", SKPY_FN(bloom_estimate_items), METH_NOARGS, "estimate_items() -> int\n\n"
+     "The number of distinct items, estimated from the bits set (reads every\nbit)."},
     {NULL}};
 
 #define FIELD(name, which, doc) {name, get_field, NULL, doc, (void *)(intptr_t)(which)}

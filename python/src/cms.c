@@ -280,7 +280,7 @@ static PyObject *get_field(PyObject *self, void *closure)
 }
 
 static PyMethodDef cms_methods[] = {
-    {"add", (PyCFunction)(void (*)(void))cms_add, METH_VARARGS | METH_KEYWORDS,
+    {"add", SKPY_FN(cms_add), METH_VARARGS | METH_KEYWORDS,
      "add(item, count=1) -> int\n\nAdds count sightings of item (a str, bytes-like object, int,\n"
      "float or bool) and returns its estimate afterwards, as CMS.INCRBY replies.\n"
      "A counter stops at 2**32-1 rather than wrap: an estimate of 4294967295\n"
@@ -295,7 +295,7 @@ static PyMethodDef cms_methods[] = {
     {"merge", cms_merge, METH_O,
      "merge(other) -> None\n\nAdds the counts of another CountMinSketch of the same width and\n"
      "depth (ValueError otherwise)."},
-    {"merge_weighted", (PyCFunction)(void (*)(void))cms_merge_weighted,
+    {"merge_weighted", SKPY_FN(cms_merge_weighted),
      METH_VARARGS | METH_KEYWORDS,
      "merge_weighted(sketches, weights=None) -> None\n\nMakes this sketch the sum of sketches[i] x "
      "weights[i] (weights None:\nall 1), as CMS.MERGE with WEIGHTS does: its own counts are replaced,\n"
@@ -310,7 +310,7 @@ static PyMethodDef cms_methods[] = {
      "to_bytes() -> bytes\n\nThe sketch in the library's format (docs/cms-format.md)."},
     {"from_bytes", skpy_from_bytes, METH_O | METH_CLASS,
      "from_bytes(data) -> CountMinSketch\n\nReads what to_bytes wrote; ValueError for any other bytes."},
-    {"__reduce__", (PyCFunction)(void (*)(void))skpy_reduce, METH_NOARGS, "Pickles through to_bytes."},
+    {"__reduce__", SKPY_FN(skpy_reduce), METH_NOARGS, "Pickles through to_bytes."},
     {NULL, NULL, 0, NULL},
 };
 

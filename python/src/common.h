@@ -258,6 +258,10 @@ PyObject *skpy_path(PyObject *arg);
 /* __reduce__ for pickle: (type(self).from_bytes, (self.to_bytes(),)). */
 PyObject *skpy_reduce(PyObject *self);
 
+/* A method of a table, of any of CPython's calling conventions: through
+ * void (*)(void), which -Wcast-function-type lets pass, to PyCFunction. */
+#define SKPY_FN(f) ((PyCFunction)(void (*)(void))(f))
+
 /* The module's classes; each registers its type on the module. */
 int skpy_add_hll(PyObject *module);
 int skpy_add_hll_map(PyObject *module);

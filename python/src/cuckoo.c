@@ -242,7 +242,7 @@ static PyMethodDef cuckoo_methods[] = {
     {"from_bytes", skpy_from_bytes, METH_O | METH_CLASS,
      "from_bytes(data) -> CuckooFilter\n\nReads what to_bytes wrote; ValueError for any other bytes.\n"
      "The filter has no memory budget (see set_max_memory)."},
-    {"__reduce__", (PyCFunction)(void (*)(void))skpy_reduce, METH_NOARGS, "Pickles through to_bytes."},
+    {"__reduce__", SKPY_FN(skpy_reduce), METH_NOARGS, "Pickles through to_bytes."},
     {NULL, NULL, 0, NULL},
 };
 

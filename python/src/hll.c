@@ -335,12 +335,12 @@ static PyMethodDef hll_methods[] = {
      "in C; arrays of numbers, bytes or str are read without a Python object per item,\n"
      "with the GIL released."},
     {"count", hll_count, METH_NOARGS, "count() -> int\n\nThe estimated number of distinct items."},
-    {"estimate", (PyCFunction)(void (*)(void))hll_estimate, METH_VARARGS | METH_KEYWORDS,
+    {"estimate", SKPY_FN(hll_estimate), METH_VARARGS | METH_KEYWORDS,
      "estimate(sigmas=2) -> (int, float, float)\n\nThe count with lower and upper bounds at 1, 2 "
      "or 3 standard errors\n(about 68%, 95% and 99.7% confidence)."},
     {"merge", hll_merge, METH_O,
      "merge(other) -> None\n\nBecomes the union of both sketches, at the smaller precision."},
-    {"compare", (PyCFunction)(void (*)(void))hll_compare, METH_VARARGS | METH_KEYWORDS,
+    {"compare", SKPY_FN(hll_compare), METH_VARARGS | METH_KEYWORDS,
      "compare(other, sigmas=2) -> dict\n\nWhat this sketch (A) and other (B) say of both sets by "
      "joint maximum\nlikelihood: 'either' |A u B|, 'both' |A n B|, 'a_only', 'b_only', "
      "'jaccard',\n'retained' (|A n B| / |A|), each (estimate, lower, upper); and 'precision'."},
@@ -350,8 +350,8 @@ static PyMethodDef hll_methods[] = {
     {"copy", skpy_copy, METH_NOARGS, "copy() -> HyperLogLog"},
     {"__copy__", skpy_copy, METH_NOARGS, NULL},
     {"__deepcopy__", skpy_deepcopy, METH_O, NULL},
-    {"__reduce__", (PyCFunction)(void (*)(void))skpy_reduce, METH_NOARGS, NULL},
-    {"to_bytes", (PyCFunction)(void (*)(void))hll_to_bytes, METH_VARARGS | METH_KEYWORDS,
+    {"__reduce__", SKPY_FN(skpy_reduce), METH_NOARGS, NULL},
+    {"to_bytes", SKPY_FN(hll_to_bytes), METH_VARARGS | METH_KEYWORDS,
      "to_bytes(format='native') -> bytes\n\nThe sketch in sketch's format (docs/hll-format.md), or "
      "with format='redis'\nthe string Redis keeps under a PF key."},
     {"from_bytes", skpy_from_bytes, METH_O | METH_CLASS,
@@ -363,7 +363,7 @@ static PyMethodDef hll_methods[] = {
     {"from_redis", hll_from_redis, METH_O | METH_CLASS,
      "from_redis(data) -> HyperLogLog\n\nA Redis PF key's string, as redis-py's get() returns it "
      "(None: an empty\nsketch)."},
-    {"save", (PyCFunction)(void (*)(void))hll_save, METH_VARARGS | METH_KEYWORDS,
+    {"save", SKPY_FN(hll_save), METH_VARARGS | METH_KEYWORDS,
      "save(path, format='native') -> None\n\nWrites the file atomically (a crash leaves the old "
      "file or the new one),\nas `sketch hll` does."},
     {"open", hll_open, METH_O | METH_CLASS,

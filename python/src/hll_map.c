@@ -308,22 +308,16 @@ static PyObject *map_merge(PyObject *self, PyObject *other)
 static PyObject *map_merge_sketch(PyObject *self, PyObject *args)
 {
     PyObject *key, *hll;
-    if (!PyArg_ParseTuple(args, "OO:merge_sketch", &key, &hll) || !skpy_hll_of(hll))
-        return NULL;
-    /* A private copy, made under the sketch's own lock by its copy(), which
-     * this file cannot take: another thread may be adding to it. */
-    PyObject *copy = PyObject_CallMethod(hll, "copy", NULL);
-    sk_hll *h = copy ? skpy_hll_of(copy) : NULL;
+    sk_hll *h;
     map_key k;
-    if (!h || key_get(key, &k) < 0) {
-        Py_XDECREF(copy);
+    if (!PyArg_ParseTuple(args, "OO:merge_sketch", &key, &hll) || !(h = skpy_hll_of(hll)) ||
+        key_get(key, &k) < 0)
         return NULL;
-    }
-    LOCK(self);
+    /* The sketch's lock too: another thread may be adding to it. */
+    skpy_lock_pair(self, hll);
     int status = sk_hll_map_merge_sketch(MAP(self), k.item.data, k.item.len, h);
-    UNLOCK(self);
+    skpy_unlock_pair(self, hll);
     key_release(&k);
-    Py_DECREF(copy);
     if (status != SK_OK)
         return skpy_error(status, "HyperLogLogMap.merge_sketch");
     Py_RETURN_NONE;
@@ -374,56 +368,54 @@ static PyObject *get_field(PyObject *self, void *memory)
     return memory ? PyLong_FromSize_t(info.memory) : PyLong_FromUnsignedLong(info.precision);
 }
 
-#define METHOD(name, fn, flags, doc) {name, (PyCFunction)(void (*)(void))fn, flags, doc}
-
 static PyMethodDef map_methods[] = {
-    METHOD("add", map_add, METH_VARARGS,
-           "add(key, item) -> bool\n\nAdds item to the group of key (created empty if new); True "
-           "if a register\nof its sketch changed."),
-    METHOD("update", map_update, METH_VARARGS,
-           "update(keys, items) -> None\n\nAdds items[i] to the group of keys[i], for two "
-           "iterables, numpy arrays or\npandas Series of one length (ValueError otherwise), in C; "
-           "arrays are read\nwith the GIL released. A str key here is strict UTF-8 (give bytes "
-           "for\nothers)."),
-    METHOD("get", map_get, METH_VARARGS,
-           "get(key, default=None) -> int | default\n\nThe estimated distinct items of key's "
-           "group, or default."),
-    METHOD("estimate", map_estimate, METH_VARARGS | METH_KEYWORDS,
-           "estimate(key, sigmas=2) -> (int, float, float)\n\nThe group's count with lower and "
-           "upper bounds at 1, 2 or 3 standard\nerrors, as HyperLogLog.estimate; KeyError if "
-           "absent."),
-    METHOD("keys", map_keys, METH_NOARGS,
-           "keys() -> list[str]\n\nThe keys, in the order they first came, decoded from UTF-8 "
-           "with\nerrors='surrogateescape'."),
-    METHOD("values", map_values, METH_NOARGS, "values() -> list[int]\n\nThe groups' counts."),
-    METHOD("items", map_items, METH_NOARGS,
-           "items() -> list[tuple[str, int]]\n\n(key, count) of every group, in the order keys "
-           "first came."),
-    METHOD("sketch", map_sketch, METH_O,
-           "sketch(key) -> HyperLogLog\n\nA copy of the group's sketch: the HyperLogLog of its "
-           "items; KeyError if\nabsent."),
-    METHOD("merge", map_merge, METH_O,
-           "merge(other) -> None\n\nEvery group of another map, of the same precision, into the "
-           "group of the\nsame key."),
-    METHOD("merge_sketch", map_merge_sketch, METH_VARARGS,
-           "merge_sketch(key, hll) -> None\n\nA HyperLogLog into key's group (created if new)."),
-    METHOD("clear", skpy_clear, METH_NOARGS,
-           "clear() -> None\n\nRemoves every group; keeps the precision."),
-    METHOD("copy", skpy_copy, METH_NOARGS, "copy() -> HyperLogLogMap"),
-    METHOD("__copy__", skpy_copy, METH_NOARGS, NULL),
-    METHOD("__deepcopy__", skpy_deepcopy, METH_O, NULL),
-    METHOD("__reduce__", skpy_reduce, METH_NOARGS, NULL),
-    METHOD("to_bytes", skpy_to_bytes, METH_NOARGS,
-           "to_bytes() -> bytes\n\nThe map in sketch's group format (docs/hll-format.md), a "
-           "group file's bytes."),
-    METHOD("from_bytes", skpy_from_bytes, METH_O | METH_CLASS,
-           "from_bytes(data) -> HyperLogLogMap\n\nReads the group format; ValueError for bytes "
-           "that are not a map."),
-    METHOD("save", map_save, METH_O,
-           "save(path) -> None\n\nWrites a group file atomically, as `sketch count --by -o` does "
-           "(read by\n`sketch hll count`, `merge`, `export`)."),
-    METHOD("open", map_open, METH_O | METH_CLASS,
-           "open(path) -> HyperLogLogMap\n\nReads a group file of the command."),
+    {"add", SKPY_FN(map_add), METH_VARARGS,
+     "add(key, item) -> bool\n\nAdds item to the group of key (created empty if new); True "
+     "if a register\nof its sketch changed."},
+    {"update", SKPY_FN(map_update), METH_VARARGS,
+     "update(keys, items) -> None\n\nAdds items[i] to the group of keys[i], for two "
+     "iterables, numpy arrays or\npandas Series of one length (ValueError otherwise), in C; "
+     "arrays are read\nwith the GIL released. A str key here is strict UTF-8 (give bytes "
+     "for\nothers)."},
+    {"get", SKPY_FN(map_get), METH_VARARGS,
+     "get(key, default=None) -> int | default\n\nThe estimated distinct items of key's "
+     "group, or default."},
+    {"estimate", SKPY_FN(map_estimate), METH_VARARGS | METH_KEYWORDS,
+     "estimate(key, sigmas=2) -> (int, float, float)\n\nThe group's count with lower and "
+     "upper bounds at 1, 2 or 3 standard\nerrors, as HyperLogLog.estimate; KeyError if "
+     "absent."},
+    {"keys", SKPY_FN(map_keys), METH_NOARGS,
+     "keys() -> list[str]\n\nThe keys, in the order they first came, decoded from UTF-8 "
+     "with\nerrors='surrogateescape'."},
+    {"values", SKPY_FN(map_values), METH_NOARGS, "values() -> list[int]\n\nThe groups' counts."},
+    {"items", SKPY_FN(map_items), METH_NOARGS,
+     "items() -> list[tuple[str, int]]\n\n(key, count) of every group, in the order keys "
+     "first came."},
+    {"sketch", SKPY_FN(map_sketch), METH_O,
+     "sketch(key) -> HyperLogLog\n\nA copy of the group's sketch: the HyperLogLog of its "
+     "items; KeyError if\nabsent."},
+    {"merge", SKPY_FN(map_merge), METH_O,
+     "merge(other) -> None\n\nEvery group of another map, of the same precision, into the "
+     "group of the\nsame key."},
+    {"merge_sketch", SKPY_FN(map_merge_sketch), METH_VARARGS,
+     "merge_sketch(key, hll) -> None\n\nA HyperLogLog into key's group (created if new)."},
+    {"clear", SKPY_FN(skpy_clear), METH_NOARGS,
+     "clear() -> None\n\nRemoves every group; keeps the precision."},
+    {"copy", SKPY_FN(skpy_copy), METH_NOARGS, "copy() -> HyperLogLogMap"},
+    {"__copy__", SKPY_FN(skpy_copy), METH_NOARGS, NULL},
+    {"__deepcopy__", SKPY_FN(skpy_deepcopy), METH_O, NULL},
+    {"__reduce__", SKPY_FN(skpy_reduce), METH_NOARGS, NULL},
+    {"to_bytes", SKPY_FN(skpy_to_bytes), METH_NOARGS,
+     "to_bytes() -> bytes\n\nThe map in sketch's group format (docs/hll-format.md), a "
+     "group file's bytes."},
+    {"from_bytes", SKPY_FN(skpy_from_bytes), METH_O | METH_CLASS,
+     "from_bytes(data) -> HyperLogLogMap\n\nReads the group format; ValueError for bytes "
+     "that are not a map."},
+    {"save", SKPY_FN(map_save), METH_O,
+     "save(path) -> None\n\nWrites a group file atomically, as `sketch count --by -o` does "
+     "(read by\n`sketch hll count`, `merge`, `export`)."},
+    {"open", SKPY_FN(map_open), METH_O | METH_CLASS,
+     "open(path) -> HyperLogLogMap\n\nReads a group file of the command."},
     {NULL}};
 
 static PyGetSetDef map_getset[] = {

@@ -331,9 +331,8 @@ static PyObject *get_field(PyObject *self, void *closure)
 }
 
 #define KW METH_VARARGS | METH_KEYWORDS
-#define FN(f) (PyCFunction)(void (*)(void))(f)
 static PyMethodDef tdigest_methods[] = {
-    {"add", FN(tdigest_add), KW,
+    {"add", SKPY_FN(tdigest_add), KW,
      "add(value, weight=1) -> None\n\nAdds a finite value weight (>= 1) times (ValueError for NaN, an\n"
      "infinity, weight 0, or a total weight past 2**63-1)."},
     {"update", tdigest_update, METH_O,
@@ -356,17 +355,17 @@ static PyMethodDef tdigest_methods[] = {
      "cdf(x) -> float\n\nThe fraction of the weight at or below x, half of that at x\n"
      "(TDIGEST.CDF); NaN while empty."},
     {"cdfs", tdigest_cdfs, METH_O, "cdfs(xs) -> list[float]\n\ncdf() of every number of an iterable or array."},
-    {"rank", FN(tdigest_rank), KW,
+    {"rank", SKPY_FN(tdigest_rank), KW,
      "rank(x, *, reverse=False) -> int\n\nThe weight below x plus half that at x, rounded as TDIGEST.RANK\n"
      "(reverse: above it, as TDIGEST.REVRANK): -1 below the minimum (reverse:\nabove the maximum), "
      "the total weight past the other end, -2 while empty."},
-    {"ranks", FN(tdigest_ranks), KW,
+    {"ranks", SKPY_FN(tdigest_ranks), KW,
      "ranks(xs, *, reverse=False) -> list[int]\n\nrank() of every number of an iterable or array."},
-    {"by_rank", FN(tdigest_by_rank), KW,
+    {"by_rank", SKPY_FN(tdigest_by_rank), KW,
      "by_rank(r, *, reverse=False) -> float\n\nThe value with r (>= 0) of the weight below it "
      "(reverse: above it), as\nTDIGEST.BYRANK answers: the minimum (maximum) for 0, inf (-inf) "
      "from the\ntotal weight on, NaN while empty."},
-    {"by_ranks", FN(tdigest_by_ranks), KW,
+    {"by_ranks", SKPY_FN(tdigest_by_ranks), KW,
      "by_ranks(rs, *, reverse=False) -> list[float]\n\nby_rank() of every int of an iterable."},
     {"trimmed_mean", tdigest_trimmed_mean, METH_VARARGS,
      "trimmed_mean(low, high) -> float\n\nThe mean of the values between the fractions low and high "
@@ -380,7 +379,7 @@ static PyMethodDef tdigest_methods[] = {
      "(docs/tdigest-format.md)."},
     {"from_bytes", skpy_from_bytes, METH_O | METH_CLASS,
      "from_bytes(data) -> TDigest\n\nReads what to_bytes wrote; ValueError for any other bytes."},
-    {"__reduce__", FN(skpy_reduce), METH_NOARGS, "Pickles through to_bytes."},
+    {"__reduce__", SKPY_FN(skpy_reduce), METH_NOARGS, "Pickles through to_bytes."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -199,7 +199,7 @@ static PyObject *get_field(PyObject *self, void *closure)
 }
 
 static PyMethodDef topk_methods[] = {
-    {"add", (PyCFunction)(void (*)(void))topk_add, METH_VARARGS | METH_KEYWORDS,
+    {"add", SKPY_FN(topk_add), METH_VARARGS | METH_KEYWORDS,
      "add(item, increment=1) -> str | None\n\nAdds increment (0 to 100000) sightings of item (a str, "
      "bytes-like\nobject, int, float or bool), as TOPK.INCRBY: the item this pushed out\nof the top "
      "k (a str, decoded from UTF-8 with errors='surrogateescape'),\nor None."},
@@ -225,7 +225,7 @@ static PyMethodDef topk_methods[] = {
      "to_bytes() -> bytes\n\nThe sketch in the library's format (docs/topk-format.md)."},
     {"from_bytes", skpy_from_bytes, METH_O | METH_CLASS,
      "from_bytes(data) -> TopK\n\nReads what to_bytes wrote; ValueError for any other bytes."},
-    {"__reduce__", (PyCFunction)(void (*)(void))skpy_reduce, METH_NOARGS, "Pickles through to_bytes."},
+    {"__reduce__", SKPY_FN(skpy_reduce), METH_NOARGS, "Pickles through to_bytes."},
     {NULL, NULL, 0, NULL},
 };
 
