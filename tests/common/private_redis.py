@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""A private redis-server for a test suite (tests/redis, tests/postgres).
+"""A private redis-server for a test suite (tests/redis, tests/postgres,
+tests/python).
 
 `redis_server` starts one on 127.0.0.1 at a free port, with no persistence
 and a temporary --dir, and kills it at the end; `wait_for_ping` waits until
-a client of it answers. A server that exits or does not answer is a test
+a client of it answers; `redis_client` does both and yields a redis-py client
+of the server. A server that exits or does not answer is a test
 FAILURE (pytest.fail), never a skip.
 """
 import contextlib
@@ -65,3 +67,22 @@ def wait_for_ping(client, proc, log_path, timeout):
                         % (client.connection_pool.connection_kwargs["port"], timeout),
                         pytrace=False)
         time.sleep(0.05)
+
+
+@contextlib.contextmanager
+def redis_client(server, prefix, extra_args=(), timeout=30.0):
+    """A redis-py client of a private server (redis_server's arguments),
+    once it answers PING; the server is killed at the end."""
+    try:
+        import redis
+    except ImportError as e:  # a failure, not a skip
+        pytest.fail("redis-py is not importable: %s" % e, pytrace=False)
+    if not os.access(server, os.X_OK):
+        pytest.fail("%s is missing (apt-get install redis-server)" % server, pytrace=False)
+    with redis_server(server, prefix, extra_args) as (port, proc, log_path):
+        client = redis.Redis(host="127.0.0.1", port=port, socket_timeout=30)
+        try:
+            wait_for_ping(client, proc, log_path, timeout)
+            yield client
+        finally:
+            client.close()

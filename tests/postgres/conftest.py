@@ -31,7 +31,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 # tests/common: what the suites share (private_redis: a redis-server of the suite's own).
 sys.path.insert(0, os.path.join(_HERE, os.pardir, "common"))
 
-from private_redis import redis_server, wait_for_ping  # noqa: E402
+from private_redis import redis_client as private_redis_client  # noqa: E402
 
 _ROOT = os.path.normpath(os.path.join(_HERE, "..", ".."))
 BUILD_DIR = os.environ.get("SKETCH_BUILD_DIR", os.path.join(_ROOT, "build"))
@@ -71,16 +71,5 @@ def conn(pg):
 
 @pytest.fixture(scope="session")
 def redis_client():
-    try:
-        import redis
-    except ImportError as e:  # a failure, not a skip
-        pytest.fail("redis-py is not importable by %s: %s" % (sys.executable, e), pytrace=False)
-    if not os.access(REDIS_SERVER, os.X_OK):
-        pytest.fail("%s is missing (apt-get install redis-server)" % REDIS_SERVER, pytrace=False)
-    with redis_server(REDIS_SERVER, "sketch-pg-redis-") as (port, proc, log_path):
-        client = redis.Redis(host="127.0.0.1", port=port, socket_timeout=30)
-        try:
-            wait_for_ping(client, proc, log_path, START_TIMEOUT)
-            yield client
-        finally:
-            client.close()
+    with private_redis_client(REDIS_SERVER, "sketch-pg-redis-", timeout=START_TIMEOUT) as client:
+        yield client

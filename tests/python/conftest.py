@@ -21,7 +21,7 @@ SITE = os.environ.get("SKETCH_PY_SITE", os.path.join(_ROOT, "build", "python-sit
 sys.path.insert(0, SITE)
 sys.path.insert(0, os.path.join(_HERE, os.pardir, "common"))
 
-from private_redis import redis_server, wait_for_ping  # noqa: E402
+from private_redis import redis_client as private_redis_client  # noqa: E402
 
 SKETCH_BIN = os.environ.get("SKETCH_BIN", os.path.join(_ROOT, "build", "cli", "sketch"))
 REDIS_SERVER = "/usr/bin/redis-server"
@@ -59,13 +59,5 @@ def run_sketch(sketch_bin):
 
 @pytest.fixture(scope="session")
 def redis_client():
-    import redis
-    if not os.access(REDIS_SERVER, os.X_OK):
-        pytest.fail("%s is missing (apt-get install redis-server)" % REDIS_SERVER, pytrace=False)
-    with redis_server(REDIS_SERVER, "sketch-py-redis-") as (port, proc, log_path):
-        client = redis.Redis(host="127.0.0.1", port=port, socket_timeout=30)
-        try:
-            wait_for_ping(client, proc, log_path, 30.0)
-            yield client
-        finally:
-            client.close()
+    with private_redis_client(REDIS_SERVER, "sketch-py-redis-") as client:
+        yield client

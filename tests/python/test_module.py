@@ -10,7 +10,7 @@ import pytest
 
 import sketch
 from conftest import REDIS_SERVER
-from private_redis import redis_server, wait_for_ping
+from private_redis import redis_client
 
 MODULE = os.environ.get("SKETCH_MODULE", os.path.join(os.path.dirname(__file__), "..", "..",
                                                       "build", "module", "sketch.so"))
@@ -22,17 +22,10 @@ WIRE = [sketch.item_bytes(item) for item in ITEMS]
 
 @pytest.fixture(scope="module")
 def r():
-    import redis
     if not os.path.exists(MODULE):
         pytest.fail("no module at %s (build it, or set SKETCH_MODULE)" % MODULE, pytrace=False)
-    with redis_server(REDIS_SERVER, "sketch-py-module-", ("--loadmodule", MODULE)) as (
-            port, proc, log_path):
-        client = redis.Redis(host="127.0.0.1", port=port, socket_timeout=30)
-        try:
-            wait_for_ping(client, proc, log_path, 30.0)
-            yield client
-        finally:
-            client.close()
+    with redis_client(REDIS_SERVER, "sketch-py-module-", ("--loadmodule", MODULE)) as client:
+        yield client
 
 
 def in_chunks(items, size=500):
