@@ -102,6 +102,13 @@ static inline void fuzz_fix_tdigest_checksum(uint8_t *buf, size_t len)
     fuzz_fix_xxh3_checksum(buf, len, SK_TDIGEST_OFF_CHECKSUM, SK_TDIGEST_HEADER_SIZE);
 }
 
+/* Sets the checksum of a serialized window HyperLogLog
+ * (docs/window-hll-format.md). */
+static inline void fuzz_fix_window_hll_checksum(uint8_t *buf, size_t len)
+{
+    fuzz_fix_xxh3_checksum(buf, len, SK_WH_OFF_CHECKSUM, SK_WH_HEADER_SIZE);
+}
+
 /* A serialized form to read: the 4-byte magic, then the input's bytes, its
  * checksum made right by fix if fix is not NULL; *len its length. */
 static inline uint8_t *fuzz_framed(const char *magic, const uint8_t *data, size_t size,

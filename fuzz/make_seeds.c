@@ -473,6 +473,7 @@ int main(int argc, char **argv)
     topk_seeds();
     cuckoo_seeds();
     tdigest_seeds();
+    window_hll_seeds();
     module_seeds();
     redisbloom_seeds();
     lines_seeds();

@@ -18,6 +18,7 @@ void cms_seeds(void);
 void topk_seeds(void);
 void cuckoo_seeds(void);
 void tdigest_seeds(void);
+void window_hll_seeds(void);
 void redisbloom_seeds(void);
 
 #endif

@@ -19,6 +19,7 @@
 #include "sketch/tdigest.h"
 #include "sketch/tdigest_extra.h"
 #include "sketch/sbchain.h"
+#include "sketch/window_hll.h"
 #include "sketch/redisbloom.h"
 
 #endif

@@ -413,6 +413,46 @@ _Static_assert(SK_TDIGEST_OFF_COMPRESSIONS == SK_TDIGEST_OFF_RESERVED2 + 4, "4 r
 _Static_assert(SK_TDIGEST_HEADER_SIZE == SK_TDIGEST_OFF_CHECKSUM + 8, "then the nodes");
 _Static_assert(SK_TDIGEST_NODE_SIZE == SK_TDIGEST_NODE_OFF_WEIGHT + 8, "then the next node");
 
+/* ---- sliding-window HyperLogLogs, version 1 (docs/window-hll-format.md) ---
+ *
+ *     0  4  magic "SKWH"
+ *     4  1  format version, 1
+ *     5  1  precision p, 4..18
+ *     6  1  hash: 1 = MurmurHash64A with seed 0xadc83b19 (Redis's)
+ *     7  1  flags: bit 0 set when nothing has been added (newest is then 0)
+ *     8  8  resolution: time units a slot, >= 1
+ *    16  8  horizon: the longest window, in time units; horizon / resolution
+ *           rounded up is at most SK_WINDOW_HLL_MAX_SLOTS
+ *    24  8  newest: the slot of the newest time added
+ *    32  8  pairs in the body
+ *    40  8  checksum: XXH3-64 of bytes 0..39 followed by the body
+ *    48     body: for each of the m registers in order, one byte n (at most
+ *           64 - p + 1), then n pairs of 4 bytes (age << 6 | rank), age =
+ *           newest - slot below the horizon's slots, in decreasing age (so
+ *           increasing time) and strictly decreasing rank, ranks 1..64 - p + 1
+ */
+#define SK_WH_MAGIC "SKWH"
+#define SK_WH_VERSION 1
+#define SK_WH_HASH_MURMUR64A_REDIS 1
+#define SK_WH_FLAG_EMPTY 1u
+#define SK_WH_OFF_MAGIC 0
+#define SK_WH_OFF_VERSION 4
+#define SK_WH_OFF_PRECISION 5
+#define SK_WH_OFF_HASH 6
+#define SK_WH_OFF_FLAGS 7
+#define SK_WH_OFF_RESOLUTION 8
+#define SK_WH_OFF_HORIZON 16
+#define SK_WH_OFF_NEWEST 24
+#define SK_WH_OFF_PAIRS 32
+#define SK_WH_OFF_CHECKSUM 40
+#define SK_WH_HEADER_SIZE 48
+#define SK_WH_PAIR_SIZE 4
+#define SK_WH_RANK_BITS 6
+
+_Static_assert(SK_WH_OFF_RESOLUTION == SK_WH_OFF_FLAGS + 1, "one byte each: version..flags");
+_Static_assert(SK_WH_OFF_CHECKSUM == SK_WH_OFF_PAIRS + 8, "eight bytes each: resolution..pairs");
+_Static_assert(SK_WH_HEADER_SIZE == SK_WH_OFF_CHECKSUM + 8, "then the body");
+
 /* ---- Redis's HyperLogLog strings -----------------------------------------
  *
  *     0  4  "HYLL"

@@ -266,7 +266,7 @@ static void register_histogram(const sk_hll *h, uint32_t *histogram)
 
 /* Rounds as Redis does (llroundl); an estimate beyond 2^63, possible only for
  * registers no real stream produces, saturates instead of overflowing. */
-static uint64_t round_estimate(double estimate)
+uint64_t sk__hll_round_estimate(double estimate)
 {
     if (!(estimate < 0x1p63))
         return UINT64_MAX;
@@ -277,7 +277,7 @@ uint64_t sk_hll_count(const sk_hll *h)
 {
     uint32_t histogram[64] = {0};
     register_histogram(h, histogram);
-    return round_estimate(sk__hll_estimate_from_histogram(histogram, h->precision));
+    return sk__hll_round_estimate(sk__hll_estimate_from_histogram(histogram, h->precision));
 }
 
 /* The estimate and bounds of the registers of a histogram. */
@@ -307,7 +307,7 @@ static void estimate_with_bounds(const uint32_t *histogram, unsigned precision,
     if (sd_linear < sd)
         sd = sd_linear;
 
-    out->count = round_estimate(n);
+    out->count = sk__hll_round_estimate(n);
     out->relative_error = n > 0 ? sd / n : RSE_FACTOR / sqrt(m);
     if (n == 0) {
         memset(out->lower, 0, sizeof out->lower);

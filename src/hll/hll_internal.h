@@ -238,6 +238,9 @@ int sk__hll_folded(const sk_hll *h, unsigned precision, sk_hll **folded);
 /* The unrounded estimate of the Ertl estimator from a register histogram. */
 double sk__hll_estimate_from_histogram(const uint32_t *histogram, unsigned precision);
 
+/* An estimate rounded as Redis rounds it, saturating at UINT64_MAX. */
+uint64_t sk__hll_round_estimate(double estimate);
+
 /* ---- the codecs (hll_native.c, hll_redis.c, hll_codec.c) --------------------
  * The size a sketch takes in a format, and whether it is written sparse
  * there; writing into buf (SK_ENOSPACE if cap is short); reading a string
