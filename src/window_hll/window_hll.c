@@ -65,14 +65,9 @@ int sk__wh_new(sk_window_hll **out, unsigned precision, uint64_t horizon, uint64
     w->slots = slots;
     w->max_memory = max_memory;
     w->empty = 1;
-    if (max_memory != 0 && sizeof *w + sk__wh_memory(w) > max_memory) {
+    if (max_memory != 0 && sizeof *w > max_memory) {
         sk__free(&a, w, sizeof *w);
         return SK_EBUDGET;
-    }
-    int rc = sk__wh_tables_init(w);
-    if (rc != SK_OK) {
-        sk__free(&a, w, sizeof *w);
-        return rc;
     }
     *out = w;
     return SK_OK;
@@ -101,7 +96,7 @@ void sk_window_hll_free(sk_window_hll *w)
     if (w == NULL)
         return;
     sk_allocator a = w->alloc;
-    sk__wh_tables_free(w);
+    sk__wh_storage_free(w);
     sk__free(&a, w, sizeof *w);
 }
 
@@ -109,15 +104,9 @@ int sk_window_hll_clear(sk_window_hll *w)
 {
     if (w == NULL)
         return SK_EINVAL;
-    sk_window_hll old = *w;
-    int rc = sk__wh_tables_init(w);
-    if (rc != SK_OK) {
-        *w = old;
-        return rc;
-    }
-    sk__wh_tables_free(&old);
+    sk__wh_storage_free(w);
     w->empty = 1;
-    w->newest = w->base = w->pairs = 0;
+    w->newest = w->base = 0;
     return SK_OK;
 }
 
@@ -125,12 +114,10 @@ int sk_window_hll_clear(sk_window_hll *w)
  * into out (re-encoded against w->base): its length. */
 static unsigned live_pairs(const sk_window_hll *w, uint32_t idx, uint64_t newest, uint32_t *out)
 {
-    if (w->len[idx] == 0)
-        return 0;
-    const uint32_t *list = sk__wh_list(w, idx);
+    unsigned len, n = 0;
+    const uint32_t *list = sk__wh_pairs(w, idx, &len);
     uint64_t cutoff = sk__wh_cutoff(w, newest);
-    unsigned n = 0;
-    for (unsigned i = 0; i < w->len[idx]; i++)
+    for (unsigned i = 0; i < len; i++)
         if (sk__wh_pair_slot(w, list[i]) >= cutoff)
             out[n++] = list[i];
     return n;
@@ -148,8 +135,10 @@ int sk_window_hll_copy(sk_window_hll **out, const sk_window_hll *src)
     w->empty = src->empty;
     w->newest = src->newest;
     w->base = src->base;
-    uint32_t m = sk__hll_registers(src->precision), pairs[SK__WH_MAX_PAIRS];
-    for (uint32_t j = 0; j < m; j++) {
+    uint32_t cursor = 0, j, pairs[SK__WH_MAX_PAIRS];
+    const uint32_t *list;
+    unsigned len;
+    while (sk__wh_next(src, &cursor, &j, &list, &len)) {
         unsigned n = live_pairs(src, j, src->newest, pairs);
         if ((rc = sk__wh_store(w, j, pairs, n)) != SK_OK) {
             sk_window_hll_free(w);
@@ -160,33 +149,13 @@ int sk_window_hll_copy(sk_window_hll **out, const sk_window_hll *src)
     return SK_OK;
 }
 
-/* Moves the base to the oldest live slot when `newest` is the newest,
- * dropping expired pairs: offsets then start from 0 again. */
-static void rebase(sk_window_hll *w, uint64_t newest)
-{
-    uint64_t base = sk__wh_cutoff(w, newest);
-    uint64_t shift = base - w->base;
-    uint32_t m = sk__hll_registers(w->precision);
-    for (uint32_t j = 0; j < m; j++) {
-        uint32_t *list = w->len[j] ? sk__wh_list(w, j) : NULL;
-        unsigned n = 0;
-        for (unsigned i = 0; i < w->len[j]; i++)
-            if (sk__wh_pair_slot(w, list[i]) >= base)
-                list[n++] = list[i] - (uint32_t)(shift << SK__WH_RANK_BITS);
-        w->pairs -= w->len[j] - n;
-        w->len[j] = (uint8_t)n;
-    }
-    w->base = base;
-}
-
 /* The frontier of register idx with (slot, rank) added, into out: its
  * length, or -1 if the pair is outranked and the list stays as it is. */
 static int insert_pair(const sk_window_hll *w, uint32_t idx, uint64_t newest, uint64_t slot,
                        unsigned rank, uint32_t *out)
 {
-    static const uint32_t no_pairs[1];
-    const uint32_t *list = w->len[idx] ? sk__wh_list(w, idx) : no_pairs;
-    unsigned n = w->len[idx], first = 0;
+    unsigned n, first = 0;
+    const uint32_t *list = sk__wh_pairs(w, idx, &n);
     uint64_t cutoff = sk__wh_cutoff(w, newest);
     while (first < n && sk__wh_pair_slot(w, list[first]) < cutoff)
         first++;
@@ -221,7 +190,7 @@ int sk_window_hll_add_hash(sk_window_hll *w, uint64_t hash, uint64_t time)
     else if (slot - w->base >= SK__WH_OFFSET_LIMIT) {
         /* Only expired pairs go, and the time has come: keep it even if
          * the insertion below runs out of memory. */
-        rebase(w, newest);
+        sk__wh_rebase(w, sk__wh_cutoff(w, newest));
         w->newest = newest;
     }
     uint32_t idx;
@@ -261,12 +230,12 @@ static int window_start(const sk_window_hll *w, uint64_t window, uint64_t now, u
     return SK_OK;
 }
 
-/* The window's value of register idx: the rank of the first pair at or
- * after lo, the largest there since ranks fall as slots rise. */
-static unsigned window_register(const sk_window_hll *w, uint32_t idx, uint64_t lo)
+/* The window's value of a register: the rank of the first pair of its
+ * list at or after lo, the largest there since ranks fall as slots rise. */
+static unsigned window_register(const sk_window_hll *w, const uint32_t *list, unsigned n,
+                                uint64_t lo)
 {
-    const uint32_t *list = sk__wh_list(w, idx);
-    for (unsigned i = 0; i < w->len[idx]; i++)
+    for (unsigned i = 0; i < n; i++)
         if (sk__wh_pair_slot(w, list[i]) >= lo)
             return sk__wh_pair_rank(list[i]);
     return 0;
@@ -280,9 +249,14 @@ int sk_window_hll_count(const sk_window_hll *w, uint64_t window, uint64_t now, u
     int rc = window_start(w, window, now, &lo);
     if (rc != SK_OK)
         return rc;
-    uint32_t histogram[64] = {0}, m = sk__hll_registers(w->precision);
-    for (uint32_t j = 0; j < m; j++)
-        histogram[w->len[j] ? window_register(w, j, lo) : 0]++;
+    uint32_t histogram[64] = {0}, m = sk__hll_registers(w->precision), cursor = 0, j, held = 0;
+    const uint32_t *list;
+    unsigned n;
+    while (sk__wh_next(w, &cursor, &j, &list, &n)) {
+        histogram[window_register(w, list, n, lo)]++;
+        held++;
+    }
+    histogram[0] += m - held;
     *count = sk__hll_round_estimate(sk__hll_estimate_from_histogram(histogram, w->precision));
     return SK_OK;
 }
@@ -299,9 +273,11 @@ int sk_window_hll_snapshot(const sk_window_hll *w, uint64_t window, uint64_t now
         return SK_EINCOMPAT;
     if ((rc = sk_hll_clear(dst)) != SK_OK)
         return rc;
-    uint32_t m = sk__hll_registers(w->precision);
-    for (uint32_t j = 0; j < m && rc >= 0; j++) {
-        unsigned r = w->len[j] ? window_register(w, j, lo) : 0;
+    uint32_t cursor = 0, j;
+    const uint32_t *list;
+    unsigned n;
+    while (rc >= 0 && sk__wh_next(w, &cursor, &j, &list, &n)) {
+        unsigned r = window_register(w, list, n, lo);
         if (r != 0)
             rc = sk__hll_set(dst, j, r);
     }
@@ -369,18 +345,10 @@ int sk_window_hll_merge(sk_window_hll *dst, const sk_window_hll *src)
         sk_window_hll_free(u);
         return rc;
     }
-    sk__wh_tables_free(dst);
-    dst->empty = 0;
-    dst->newest = newest;
-    dst->base = u->base;
-    dst->pairs = u->pairs;
-    dst->block = u->block;
-    dst->len = u->len;
-    dst->cls = u->cls;
-    dst->pool = u->pool;
-    u->block = NULL;
-    u->pool.words = NULL;
-    sk_window_hll_free(u);
+    sk__wh_storage_free(dst);
+    sk_window_hll *spent = u;
+    *dst = *u;
+    sk__free(&dst->alloc, spent, sizeof *spent);
     return SK_OK;
 }
 

@@ -34,13 +34,12 @@ static uint64_t checksum(const uint8_t *header, const uint8_t *body, size_t body
     return XXH3_64bits_digest(&state);
 }
 
-/* Live pairs of register idx: the trailing part of its list. */
-static unsigned live_from(const sk_window_hll *w, uint32_t idx)
+/* The first live pair of a list: the live pairs are its tail. */
+static unsigned live_from(const sk_window_hll *w, const uint32_t *list, unsigned n)
 {
     uint64_t cutoff = sk__wh_cutoff(w, w->newest);
-    const uint32_t *list = sk__wh_list(w, idx);
     unsigned i = 0;
-    while (i < w->len[idx] && sk__wh_pair_slot(w, list[i]) < cutoff)
+    while (i < n && sk__wh_pair_slot(w, list[i]) < cutoff)
         i++;
     return i;
 }
@@ -48,10 +47,11 @@ static unsigned live_from(const sk_window_hll *w, uint32_t idx)
 static uint64_t live_count(const sk_window_hll *w)
 {
     uint64_t pairs = 0;
-    uint32_t m = sk__hll_registers(w->precision);
-    for (uint32_t j = 0; j < m; j++)
-        if (w->len[j] != 0)
-            pairs += w->len[j] - live_from(w, j);
+    uint32_t cursor = 0, j;
+    const uint32_t *list;
+    unsigned n;
+    while (sk__wh_next(w, &cursor, &j, &list, &n))
+        pairs += n - live_from(w, list, n);
     return pairs;
 }
 
@@ -75,17 +75,24 @@ int sk_window_hll_serialize(const sk_window_hll *w, void *buf, size_t cap, size_
     if (size > cap)
         return SK_ENOSPACE;
     uint8_t *out = buf, *body = out + SK_WH_HEADER_SIZE, *at = body;
-    uint32_t m = sk__hll_registers(w->precision);
-    for (uint32_t j = 0; j < m; j++) {
-        unsigned first = w->len[j] != 0 ? live_from(w, j) : 0;
-        *at++ = (uint8_t)(w->len[j] - first);
-        for (unsigned i = first; i < w->len[j]; i++) {
-            uint32_t pair = sk__wh_list(w, j)[i];
-            uint64_t age = w->newest - sk__wh_pair_slot(w, pair);
-            sk_store_le32(at, sk__wh_pair(age, sk__wh_pair_rank(pair)));
+    uint32_t m = sk__hll_registers(w->precision), cursor = 0, next = 0, j;
+    const uint32_t *list;
+    unsigned n;
+    /* Registers without pairs are a zero byte each. */
+    while (sk__wh_next(w, &cursor, &j, &list, &n)) {
+        memset(at, 0, j - next);
+        at += j - next;
+        next = j + 1;
+        unsigned first = live_from(w, list, n);
+        *at++ = (uint8_t)(n - first);
+        for (unsigned i = first; i < n; i++) {
+            uint64_t age = w->newest - sk__wh_pair_slot(w, list[i]);
+            sk_store_le32(at, sk__wh_pair(age, sk__wh_pair_rank(list[i])));
             at += SK_WH_PAIR_SIZE;
         }
     }
+    memset(at, 0, m - next);
+    at += m - next;
     memset(out, 0, SK_WH_HEADER_SIZE);
     memcpy(out + SK_WH_OFF_MAGIC, SK_WH_MAGIC, 4);
     out[SK_WH_OFF_VERSION] = SK_WH_VERSION;

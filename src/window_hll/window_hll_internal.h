@@ -41,6 +41,12 @@ struct sk__wh_pool {
     uint32_t free_head[SK__WH_CLASSES];
 };
 
+/* A sketch starts sparse: (register, pair) entries in two parallel
+ * arrays sorted by register, then slot (sp[0..cap) the registers,
+ * sp[cap..2 cap) the pairs), so that a sketch of a few items costs a few
+ * bytes, not the 6 bytes a register of the dense tables. Past
+ * sk__wh_sparse_limit entries it turns dense for good: block, len and cls
+ * per register, the lists in the pool. */
 struct sk_window_hll {
     sk_allocator alloc;
     unsigned precision;
@@ -51,9 +57,11 @@ struct sk_window_hll {
     uint64_t newest;     /* slot */
     uint64_t base;       /* the slot that offset 0 stands for */
     uint64_t pairs;      /* held, counting expired ones not yet dropped */
-    uint32_t *block;     /* per register: first word of its block in the pool */
-    uint8_t *len;        /* per register: pairs in its list */
-    uint8_t *cls;        /* per register: its block's class, or SK__WH_NO_BLOCK */
+    uint32_t *sp;        /* sparse: the entries; NULL when dense or none yet */
+    uint32_t sp_len, sp_cap;
+    uint32_t *block;     /* dense: per register, first word of its block in the pool */
+    uint8_t *len;        /* dense: per register, pairs in its list */
+    uint8_t *cls;        /* dense: per register, its block's class, or SK__WH_NO_BLOCK */
     struct sk__wh_pool pool;
 };
 
@@ -78,28 +86,36 @@ static inline uint64_t sk__wh_cutoff(const sk_window_hll *w, uint64_t newest)
     return newest >= w->slots - 1 ? newest - (w->slots - 1) : 0;
 }
 
-/* ---- the pool (window_pool.c) ---------------------------------------------- */
+/* ---- the lists, sparse or dense (window_store.c) ------------------------- */
 
-/* The bytes the registers' tables and the pool take beside the object. */
-size_t sk__wh_memory(const sk_window_hll *w);
+/* Register idx's list: a pointer to its *n pairs, valid until the sketch
+ * changes (never NULL). */
+const uint32_t *sk__wh_pairs(const sk_window_hll *w, uint32_t idx, unsigned *n);
 
-/* Makes register idx's block hold at least n pairs, moving its list if it
- * must (and freeing the old block): SK_OK, or SK_ENOMEM or SK_EBUDGET with
- * nothing changed. */
-int sk__wh_reserve(sk_window_hll *w, uint32_t idx, unsigned n);
+/* The registers that hold pairs, in increasing order: *cursor starts at 0;
+ * 1 with the next one's index and list, 0 after the last. */
+int sk__wh_next(const sk_window_hll *w, uint32_t *cursor, uint32_t *idx, const uint32_t **pairs,
+                unsigned *n);
 
-/* Register idx's list becomes pairs[0..n): sk__wh_reserve, then a copy. */
+/* Register idx's list becomes pairs[0..n): SK_OK, or SK_ENOMEM or
+ * SK_EBUDGET with nothing changed. */
 int sk__wh_store(sk_window_hll *w, uint32_t idx, const uint32_t *pairs, unsigned n);
 
-static inline uint32_t *sk__wh_list(const sk_window_hll *w, uint32_t idx)
-{
-    return w->pool.words + w->block[idx];
-}
+/* Moves the base to `base`, no later than any slot of the horizon, dropping
+ * the pairs before it. */
+void sk__wh_rebase(sk_window_hll *w, uint64_t base);
 
-/* Allocates the per-register tables of a new, empty sketch (SK_ENOMEM), and
- * frees the tables and the pool. */
-int sk__wh_tables_init(sk_window_hll *w);
-void sk__wh_tables_free(sk_window_hll *w);
+/* The bytes the lists take beside the object; and freeing them, which
+ * leaves an empty sparse sketch. */
+size_t sk__wh_memory(const sk_window_hll *w);
+void sk__wh_storage_free(sk_window_hll *w);
+
+/* ---- the dense pool (window_pool.c) ----------------------------------------
+ * The same for a dense sketch; sk__wh_dense_init allocates its tables. */
+int sk__wh_dense_init(sk_window_hll *w);
+void sk__wh_dense_free(sk_window_hll *w);
+size_t sk__wh_dense_memory(const sk_window_hll *w);
+int sk__wh_dense_store(sk_window_hll *w, uint32_t idx, const uint32_t *pairs, unsigned n);
 
 /* ---- the algorithm (window_hll.c) ------------------------------------------ */
 

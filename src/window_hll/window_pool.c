@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * window_pool.c: where a sliding-window HyperLogLog keeps its registers'
- * lists: one array of 32-bit pairs cut into blocks of a few fixed sizes.
+ * window_pool.c: where a dense sliding-window HyperLogLog keeps its
+ * registers' lists: one array of 32-bit pairs cut into blocks of a few
+ * fixed sizes (window_store.c keeps small sketches sparse until then).
  *
  * Most registers hold a handful of pairs (about log2(n)/2 for n distinct
  * items), so a block per register from the caller's allocator would spend
@@ -39,12 +40,12 @@ static size_t table_bytes(const sk_window_hll *w)
     return (size_t)sk__hll_registers(w->precision) * (sizeof *w->block + 2);
 }
 
-size_t sk__wh_memory(const sk_window_hll *w)
+size_t sk__wh_dense_memory(const sk_window_hll *w)
 {
     return table_bytes(w) + (size_t)w->pool.capacity * sizeof(uint32_t);
 }
 
-int sk__wh_tables_init(sk_window_hll *w)
+int sk__wh_dense_init(sk_window_hll *w)
 {
     uint32_t m = sk__hll_registers(w->precision);
     uint8_t *tables = sk__alloc(&w->alloc, table_bytes(w));
@@ -62,7 +63,7 @@ int sk__wh_tables_init(sk_window_hll *w)
     return SK_OK;
 }
 
-void sk__wh_tables_free(sk_window_hll *w)
+void sk__wh_dense_free(sk_window_hll *w)
 {
     if (w->block != NULL)
         sk__free(&w->alloc, w->block, table_bytes(w));
@@ -165,7 +166,10 @@ static int grow(sk_window_hll *w, uint32_t need)
     return SK_OK;
 }
 
-int sk__wh_reserve(sk_window_hll *w, uint32_t idx, unsigned n)
+/* Makes register idx's block hold at least n pairs, moving its list if it
+ * must (and freeing the old block): SK_OK, or SK_ENOMEM or SK_EBUDGET with
+ * nothing changed. */
+static int reserve(sk_window_hll *w, uint32_t idx, unsigned n)
 {
     unsigned old = w->cls[idx];
     if (old != SK__WH_NO_BLOCK && sk__wh_class_pairs[old] >= n)
@@ -197,13 +201,13 @@ int sk__wh_reserve(sk_window_hll *w, uint32_t idx, unsigned n)
     return SK_OK;
 }
 
-int sk__wh_store(sk_window_hll *w, uint32_t idx, const uint32_t *pairs, unsigned n)
+int sk__wh_dense_store(sk_window_hll *w, uint32_t idx, const uint32_t *pairs, unsigned n)
 {
     if (n > 0) {
-        int rc = sk__wh_reserve(w, idx, n);
+        int rc = reserve(w, idx, n);
         if (rc != SK_OK)
             return rc;
-        memcpy(sk__wh_list(w, idx), pairs, (size_t)n * sizeof *pairs);
+        memcpy(w->pool.words + w->block[idx], pairs, (size_t)n * sizeof *pairs);
     }
     w->pairs = w->pairs - w->len[idx] + n;
     w->len[idx] = (uint8_t)n;
