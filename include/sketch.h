@@ -21,5 +21,6 @@
 #include "sketch/sbchain.h"
 #include "sketch/window_hll.h"
 #include "sketch/redisbloom.h"
+#include "sketch/aging_bloom.h"
 
 #endif

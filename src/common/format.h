@@ -453,6 +453,56 @@ _Static_assert(SK_WH_OFF_RESOLUTION == SK_WH_OFF_FLAGS + 1, "one byte each: vers
 _Static_assert(SK_WH_OFF_CHECKSUM == SK_WH_OFF_PAIRS + 8, "eight bytes each: resolution..pairs");
 _Static_assert(SK_WH_HEADER_SIZE == SK_WH_OFF_CHECKSUM + 8, "then the body");
 
+/* ---- aging Bloom filters, version 1 (docs/aging-bloom.md) -----------------
+ *
+ *   header, SK_AB_HEADER_SIZE bytes
+ *     0  4  magic "SKAB"
+ *     4  1  format version, 1
+ *     5  1  layout of the generations, as SK_BF_LAYOUT_*: 0 blocked, 1
+ *           classic, 2 split
+ *     6  1  generations g, 2..64
+ *     7  1  the newest generation's index, E mod g
+ *     8  8  capacity >= 1: the items of a window
+ *    16  8  false-positive rate P of the whole, (0, 0.5], a double's bits
+ *    24  8  window: 0 for a count window (the last `capacity` adds), else
+ *           time units, at most 2^62
+ *    32  8  span: what a generation is the newest for, ceil(capacity /
+ *           (g - 1)) adds or ceil(window / (g - 1)) time units
+ *    40  8  the newest epoch E: time / span of the newest add (time
+ *           window), or (adds - 1) / span, 0 before any (count window)
+ *    48  8  count window: adds so far; time window: 0
+ *    56  8  XXH3-64 (seed 0) of bytes 0..55 followed by everything after
+ *           the header
+ *   then g records, generation 0 first:
+ *     0  8  length L of the dump
+ *     8  L  the generation, a Bloom filter dump (sk_bloom_serialize's, above):
+ *           fixed, for ceil(capacity / (g - 1)) items at 1 - (1 - P)^(1/g),
+ *           for a count window; scalable with expansion 2 from that, for a
+ *           time window
+ *   and nothing after the last.
+ */
+#define SK_AB_MAGIC "SKAB"
+#define SK_AB_VERSION 1
+#define SK_AB_OFF_MAGIC 0
+#define SK_AB_OFF_VERSION 4
+#define SK_AB_OFF_LAYOUT 5
+#define SK_AB_OFF_GENERATIONS 6
+#define SK_AB_OFF_NEWEST_INDEX 7
+#define SK_AB_OFF_CAPACITY 8
+#define SK_AB_OFF_FP_RATE 16
+#define SK_AB_OFF_WINDOW 24
+#define SK_AB_OFF_SPAN 32
+#define SK_AB_OFF_NEWEST_EPOCH 40
+#define SK_AB_OFF_ADDS 48
+#define SK_AB_OFF_CHECKSUM 56
+#define SK_AB_HEADER_SIZE 64
+#define SK_AB_GEN_OFF_LENGTH 0
+#define SK_AB_GEN_OFF_DUMP 8
+
+_Static_assert(SK_AB_OFF_CAPACITY == SK_AB_OFF_NEWEST_INDEX + 1, "one byte each: version..index");
+_Static_assert(SK_AB_OFF_CHECKSUM == SK_AB_OFF_ADDS + 8, "the adds are 8 bytes");
+_Static_assert(SK_AB_HEADER_SIZE == SK_AB_OFF_CHECKSUM + 8, "then the generations");
+
 /* ---- Redis's HyperLogLog strings -----------------------------------------
  *
  *     0  4  "HYLL"
