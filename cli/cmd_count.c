@@ -13,6 +13,7 @@
 
 #include "commands.h"
 #include "count_groups.h"
+#include "count_window.h"
 #include "fields.h"
 #include "file_lock.h"
 #include "line_batch.h"
@@ -49,6 +50,9 @@ static const char count_usage[] =
     "                      time ([10/Oct/2000:13:55:36 -0700], whose zone may be in\n"
     "                      field N+1); windows print as ISO 8601 UTC, before the group\n"
     "      --every D       the window length: a number and s, m, h or d (1m, 1d)\n"
+    "      --window W      a sliding window of W (as D, at least --every): at each\n"
+    "                      step T of --every, the count of the lines whose time\n"
+    "                      t has T - W <= t < T, after T (and the group)\n"
     "      --sort S        group (default: by window, then group, bytewise) or count\n"
     "                      (by window, then count, largest first)\n"
     "      --top K         only the K largest counts (of each window); sorted by\n"
@@ -71,6 +75,13 @@ static const char count_usage[] =
     "  sketch count -f 1 -d ' ' access.log.1 access.log.2.gz   # distinct clients\n"
     "  sketch count -d ' ' -f 1 --by 7 access.log     # distinct clients per path\n"
     "  sketch count -d ' ' -f 1 --time 4 --every 1m access.log   # ... per minute\n"
+    "  sketch count --time 1 --by 2 -f 3 --window 10m --every 1m flows.tsv\n"
+    "        # distinct ports (field 3) per source (2) over the last 10 minutes\n"
+    "--window reads in order on one thread: step T prints when a line of time T\n"
+    "or later is read (`tail -f` pipes get rows as time moves), and at the end\n"
+    "the step after the newest time. Times are whole seconds; without --by every\n"
+    "step prints, 0 included. A late line counts in the steps still to print;\n"
+    "one older than the next step's window counts nowhere (reported at the end).\n"
     "Exit status: 0 on success, 2 on bad usage or unreadable input.\n";
 
 struct count_options {
@@ -125,7 +136,8 @@ struct count_cli {
     int threads, verbose, json, per_file, csv;
     struct group_options groups;
     int grouped; /* --by or --time */
-    int64_t every;
+    int64_t every, window;
+    const char *window_text;
     int sort_given;
 };
 
@@ -157,6 +169,13 @@ static void count_option(void *ctx, int c, const char *value, const char *long_n
             die_usage("count", "--every takes a number and s, m, h or d (30s, 1m, 1h, 1d), not "
                                "'%s'", value);
         break;
+    case 'X':
+        cli->window = parse_duration(value);
+        cli->window_text = value;
+        if (cli->window == 0)
+            die_usage("count", "--window takes a whole number and s, m, h or d (30s, 10m, 1h, "
+                               "1d), not '%s': windows are whole seconds", value);
+        break;
     case 'S':
         if (strcmp(value, "group") == 0)
             cli->groups.sort = SORT_GROUP;
@@ -169,6 +188,28 @@ static void count_option(void *ctx, int c, const char *value, const char *long_n
     case 'K': cli->groups.top = parse_uint(value, "top", 1, UINT64_C(1) << 40); break;
     case 'C': cli->csv = 1; break;
     }
+}
+
+/* --window slides over the input in order and prints as it goes: it needs
+ * --time and --every, and takes none of what prints or saves at the end. */
+static void check_window_options(const struct count_cli *cli)
+{
+    if (cli->groups.time_field == 0 || cli->every == 0)
+        die_usage("count", "--window needs --time N (the field of each line's time) and "
+                           "--every D (the step)");
+    if (cli->window > MAX_WINDOW_SECONDS)
+        die_usage("count", "--window is at most %lld seconds (%lld days), not '%s'",
+                  (long long)MAX_WINDOW_SECONDS, (long long)(MAX_WINDOW_SECONDS / 86400),
+                  cli->window_text);
+    if (cli->every > cli->window)
+        die_usage("count", "--every is longer than --window '%s': steps would skip the lines "
+                           "between windows (for windows side by side, leave out --window)",
+                  cli->window_text);
+    if (cli->output != NULL)
+        die_usage("count", "--window prints as it reads and saves no file: for a window "
+                           "sketch file, use 'sketch hll add --time'");
+    if (cli->json || cli->sort_given || cli->groups.top != 0)
+        die_usage("count", "--json, --sort and --top do not apply to --window");
 }
 
 /* Counts the lines of inputs[0..count): the union sketch, or dies; adds to
@@ -216,12 +257,13 @@ int cmd_count(int argc, char **argv)
         {"by", required_argument, NULL, 'B'},
         {"time", required_argument, NULL, 'T'},
         {"every", required_argument, NULL, 'E'},
+        {"window", required_argument, NULL, 'X'},
         {"sort", required_argument, NULL, 'S'},
         {"top", required_argument, NULL, 'K'},
         {"csv", no_argument, NULL, 'C'},
         {NULL, 0, NULL, 0}};
     struct count_cli cli = {.opt = {SK_HLL_DEFAULT_PRECISION, {0, '\t', 0}}};
-    const struct cli_spec spec = {"count", count_usage, ":p:f:d:wo:j:vhWRJPB:T:E:S:K:CL:",
+    const struct cli_spec spec = {"count", count_usage, ":p:f:d:wo:j:vhWRJPB:T:E:X:S:K:CL:",
                                   longopts};
     int operands = parse_options(&spec, argc, argv, count_option, &cli);
     if (cli.per_file && cli.json)
@@ -237,6 +279,8 @@ int cmd_count(int argc, char **argv)
                            "output, where the counts go");
     if (cli.csv && cli.json)
         die_usage("count", "--csv or --json: not both");
+    if (cli.window != 0)
+        check_window_options(&cli);
     struct count_options opt = cli.opt;
     const char *output = cli.output;
     int threads = cli.threads, verbose = cli.verbose;
@@ -260,7 +304,9 @@ int cmd_count(int argc, char **argv)
         g.output = output;
         if (g.top != 0 && !cli.sort_given)
             g.sort = SORT_COUNT;
-        int status = count_groups(inputs, input_count, threads, &g, &progress);
+        int status = cli.window != 0
+                         ? count_window(inputs, input_count, &g, cli.window)
+                         : count_groups(inputs, input_count, threads, &g, &progress);
         inputs_close(inputs, input_count);
         return status;
     }

@@ -7,7 +7,8 @@
  * Every command reads both sketch's own format and Redis's HyperLogLog
  * strings (told apart by their first bytes), and `add` writes a file back in
  * the format it was read in, so a string taken from Redis with GET can be
- * updated here and SET back.
+ * updated here and SET back. Window sketch files (sliding-window
+ * HyperLogLogs, hll_window.c) are told apart by their first bytes too.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -19,23 +20,29 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "count_window.h"
 #include "file_lock.h"
 #include "hll_compare.h"
+#include "fields.h"
 #include "hll_groups.h"
+#include "hll_window.h"
 #include "line_batch.h"
 #include "lines.h"
 #include "report.h"
+#include "timestamps.h"
 #include "util.h"
 
 static const char hll_usage[] =
     "Usage: sketch hll COMMAND [OPTION]... ARGS\n"
-    "HyperLogLog sketch files (sketch's format or Redis HyperLogLog strings), and\n"
-    "group files (a sketch per group, from sketch count --by -o).\n"
+    "HyperLogLog sketch files (sketch's format or Redis HyperLogLog strings), group\n"
+    "files (a sketch per group, from sketch count --by -o), and window sketches\n"
+    "(items with times, counted over sliding windows, from hll add --time or --at).\n"
     "\n"
     "  add [-p P] [--redis] FILE [ITEM]...  add ITEMs (or lines of standard input);\n"
     "                                       creates FILE if missing\n"
     "  count [-v] [--group G] FILE...       estimated distinct items of the union;\n"
-    "                                       of group files, a count per group\n"
+    "                                       of group files, a count per group; of\n"
+    "                                       window sketches, [--window W] [--at T]\n"
     "  merge [--redis] -o OUT FILE...       write the union of the FILEs to OUT\n"
     "  info FILE                            precision, encoding, size, estimate, bounds\n"
     "  export [-o OUT] FILE                 write FILE as a Redis HyperLogLog string;\n"
@@ -50,6 +57,7 @@ static const char hll_usage[] =
 
 static const char add_usage[] =
     "Usage: sketch hll add [OPTION]... FILE [ITEM]...\n"
+    "       sketch hll add --time N [OPTION]... FILE [INPUT]...\n"
     "Add the ITEMs, or else every line of standard input, to the sketch in FILE,\n"
     "creating it if it does not exist. The file keeps its format.\n"
     "Options come before FILE; every argument after FILE is an item.\n"
@@ -66,9 +74,24 @@ static const char add_usage[] =
     "  -h, --help          show this help\n"
     "FILE must be a regular file (or not exist yet): it is read and written back.\n"
     "Several commands may add to one FILE at once: each waits for the one before.\n"
-    "Example:\n"
+    "\n"
+    "A window sketch (for counts over sliding windows, by sketch hll count) holds\n"
+    "items with their times, epoch seconds; made and added to with --time or --at:\n"
+    "      --time N        each line of the INPUTs (FILEs after FILE; none: standard\n"
+    "                      input) has its time in field N, as in sketch count --time\n"
+    "  -f, --field N       with --time: the item is field N (default: the line)\n"
+    "  -d, --delimiter C   field delimiter, one byte (default: tab)\n"
+    "  -w, --whitespace    fields are separated by runs of blanks\n"
+    "      --at TIME       every ITEM (or line of standard input) has this time:\n"
+    "                      epoch seconds or ISO 8601 (2023-11-14T22:13:20Z)\n"
+    "      --horizon D     the longest window of a new window sketch: a number and\n"
+    "                      s, m, h or d (default 1d); for an existing one it must match\n"
+    "An item older than the horizon before the newest time is dropped, and how\n"
+    "many were is reported on standard error.\n"
+    "Examples:\n"
     "  sketch hll add visitors.skh alice bob carol\n"
-    "  cut -f1 access.log | sketch hll add visitors.skh\n";
+    "  cut -f1 access.log | sketch hll add visitors.skh\n"
+    "  sketch hll add --time 1 -f 2 --horizon 7d clients.whll new.log  # from cron\n";
 
 static const char count_usage[] =
     "Usage: sketch hll count [OPTION]... FILE...\n"
@@ -81,15 +104,23 @@ static const char count_usage[] =
     "      --json      print one JSON object: count, estimate, precision,\n"
     "                  standard error, bounds (group files: an array of groups)\n"
     "      --group G   of group files, only group G's count (0 if it has none)\n"
+    "      --window W  of window sketches (hll add --time): the window's length, a\n"
+    "                  number and s, m, h or d (default: the horizon)\n"
+    "      --at T      of window sketches: the window's end, epoch seconds or ISO\n"
+    "                  8601 (default: the end of the newest second in the FILEs)\n"
     "  -h, --help      show this help\n"
+    "The window of W at T holds the items whose times t have T - W <= t < T, as a\n"
+    "row of sketch count --window at step T; T must be after the newest time.\n"
     "Examples:\n"
     "  sketch hll count mon.skh tue.skh wed.skh   # distinct over the three days\n"
-    "  sketch hll count --group /home mon.skg tue.skg   # one page over two days\n";
+    "  sketch hll count --group /home mon.skg tue.skg   # one page over two days\n"
+    "  sketch hll count --window 1h clients.whll   # distinct over the last hour\n";
 
 static const char merge_usage[] =
     "Usage: sketch hll merge [OPTION]... -o OUT FILE...\n"
     "Write the union of the sketches in the FILEs to OUT (which may be one of them).\n"
-    "Group files merge group by group into a group file.\n"
+    "Group files merge group by group into a group file; window sketches (of the\n"
+    "same precision and horizon) into a window sketch.\n"
     "\n"
     "  -o, --output OUT   the file to write (required)\n"
     "  -r, --redis        write a Redis HyperLogLog string instead of sketch's format\n"
@@ -104,7 +135,8 @@ static const char info_usage[] =
     "Usage: sketch hll info [--json] FILE\n"
     "Describe the sketch in FILE: format, precision, encoding, size, estimate and\n"
     "bounds at 1, 2 and 3 standard deviations, one 'name: value' per line (with\n"
-    "--json, one JSON object).\n"
+    "--json, one JSON object). Of a window sketch: precision, horizon, newest\n"
+    "time, pairs held, memory, size and the count over the horizon.\n"
     "Example:\n"
     "  sketch hll info --json visitors.skh\n";
 
@@ -142,6 +174,9 @@ struct hll_options {
     const char *group, *prefix; /* --group, --prefix */
     unsigned precision; /* 0: not given */
     int redis, verbose, json;
+    struct window_file_options window; /* window sketches' options */
+    int fields_given; /* -f, -d or -w */
+    const char *cmd;  /* for messages: "hll add" */
 };
 
 static void hll_option(void *ctx, int c, const char *value, const char *long_name)
@@ -156,6 +191,37 @@ static void hll_option(void *ctx, int c, const char *value, const char *long_nam
     case 'J': opt->json = 1; break;
     case 'G': opt->group = value; break;
     case 'X': opt->prefix = value; break;
+    case 'f':
+    case 'd':
+    case 'w':
+        field_option(&opt->window.fields, c, value, opt->cmd);
+        opt->fields_given = 1;
+        break;
+    case 'T':
+        opt->window.time_field = (unsigned)parse_uint(value, "time field", 1, 1u << 20);
+        break;
+    case 'H':
+        opt->window.horizon = parse_duration(value);
+        opt->window.horizon_text = value;
+        if (opt->window.horizon == 0 || opt->window.horizon > MAX_WINDOW_SECONDS)
+            die_usage(opt->cmd, "--horizon takes a whole number and s, m, h or d (1h, 7d) up "
+                                 "to %lld days, not '%s'",
+                      (long long)(MAX_WINDOW_SECONDS / 86400), value);
+        break;
+    case 'N':
+        opt->window.window = parse_duration(value);
+        opt->window.window_text = value;
+        if (opt->window.window == 0)
+            die_usage(opt->cmd, "--window takes a whole number and s, m, h or d (30s, 10m, "
+                                   "1h, 1d), not '%s'", value);
+        break;
+    case 'A':
+        if (!parse_time(value, strlen(value), NULL, 0, &opt->window.at))
+            die_usage(opt->cmd, "--at takes a time: epoch seconds "
+                      "or ISO 8601 (2023-11-14T22:13:20Z), not '%s'", value);
+        opt->window.at_given = 1;
+        opt->window.at_text = value;
+        break;
     }
 }
 
@@ -170,8 +236,15 @@ static int parse_hll_options(const char *cmd, const char *usage, const char *opt
         {"json", no_argument, NULL, 'J'},
         {"group", required_argument, NULL, 'G'},
         {"prefix", required_argument, NULL, 'X'},
+        FIELD_LONG_OPTIONS,
+        {"time", required_argument, NULL, 'T'},
+        {"horizon", required_argument, NULL, 'H'},
+        {"window", required_argument, NULL, 'N'},
+        {"at", required_argument, NULL, 'A'},
         {NULL, 0, NULL, 0}};
     memset(opt, 0, sizeof *opt);
+    opt->window.fields.delimiter = '\t';
+    opt->cmd = cmd;
     const struct cli_spec spec = {cmd, usage, optstring, longopts};
     return parse_options(&spec, argc, argv, hll_option, opt);
 }
@@ -192,10 +265,24 @@ static int add_lines(void *ctx, const char *data, size_t len)
 static int hll_add(int argc, char **argv)
 {
     struct hll_options opt;
-    int first = parse_hll_options("hll add", add_usage, "+:p:rhWRL:", argc, argv, &opt);
+    int first = parse_hll_options("hll add", add_usage, "+:p:rhWRL:f:d:wT:H:A:", argc, argv,
+                                  &opt);
     require_files("hll add", first, argc, 0);
     const char *path = argv[first];
     require_regular_file(path);
+    struct window_file_options *wo = &opt.window;
+    if (wo->time_field != 0 && wo->at_given)
+        die_usage("hll add", "--time (each line's time) or --at (one time for all): not both");
+    if (opt.fields_given && wo->time_field == 0)
+        die_usage("hll add", "-f, -d and -w pick the item of a line with --time");
+    int windowed = wo->time_field != 0 || wo->at_given || wo->horizon != 0;
+    if (windowed && opt.redis)
+        die_usage("hll add", "--redis makes a Redis string; --time, --at and --horizon a "
+                             "window sketch: not both");
+    if (windowed || is_window_file(path)) {
+        wo->precision = opt.precision;
+        return window_file_add(path, wo, argv + first + 1, argc - first - 1);
+    }
     sk_hll_format format = opt.redis ? SK_HLL_REDIS : SK_HLL_NATIVE;
     sk_hll *h;
     int exists;
@@ -249,7 +336,17 @@ static sk_hll *load_union(const char *cmd, int first, int argc, char **argv)
 static int hll_count(int argc, char **argv)
 {
     struct hll_options opt;
-    int first = parse_hll_options("hll count", count_usage, ":vJG:h", argc, argv, &opt);
+    int first = parse_hll_options("hll count", count_usage, ":vJG:hN:A:", argc, argv, &opt);
+    if (first < argc && is_window_file(argv[first])) {
+        if (opt.group != NULL)
+            die_usage("hll count", "--group is for group files (sketch count --by -o)");
+        opt.window.json = opt.json;
+        opt.window.verbose = opt.verbose;
+        return window_file_count(argv + first, argc - first, &opt.window);
+    }
+    if (opt.window.window != 0 || opt.window.at_given)
+        die_usage("hll count", "--window and --at are for window sketches (sketch hll add "
+                               "--time)");
     if (first < argc && is_group_file(argv[first])) {
         sk_hll_map *m = load_groups_or_die(argv + first, argc - first);
         print_group_counts(m, opt.group, opt.json);
@@ -286,6 +383,12 @@ static int hll_merge(int argc, char **argv)
         die_usage("hll merge", "missing -o OUT");
     /* As in bloom merge: OUT may be one of the FILEs. */
     require_readable(argv + first, argc - first);
+    if (first < argc && is_window_file(argv[first])) {
+        if (opt.redis)
+            die_usage("hll merge", "window sketches merge into a window sketch, not a Redis "
+                                   "string");
+        return window_file_merge(opt.output, argv + first, argc - first);
+    }
     if (first < argc && is_group_file(argv[first])) {
         if (opt.redis)
             die_usage("hll merge", "group files merge into a group file, not a Redis string");
@@ -309,6 +412,8 @@ static int hll_info(int argc, char **argv)
     struct hll_options opt;
     int first = parse_hll_options("hll info", info_usage, ":Jh", argc, argv, &opt);
     require_files("hll info", first, argc, 1);
+    if (is_window_file(argv[first]))
+        return window_file_info(argv[first], opt.json);
     if (is_group_file(argv[first])) {
         sk_hll_map *m = load_groups_or_die(argv + first, 1);
         print_groups_info(m, argv[first], opt.json);

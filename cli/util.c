@@ -297,6 +297,9 @@ static const char *hint_for(const unsigned char *head, size_t n, unsigned char l
     if (n >= 4 && memcmp(head, "SKHG", 4) == 0)
         return " (it is a group file, of sketch count --by -o: hll count, merge, export and "
                "info read it)";
+    if (n >= 4 && memcmp(head, "SKWH", 4) == 0)
+        return " (it is a window sketch, of sketch hll add --time: hll add, count, merge and "
+               "info read it)";
     if (n >= 4 && memcmp(head, "HYLL", 4) == 0 && last == '\n')
         return " (it ends with a newline, as `redis-cli --raw GET` writes a string: remove "
                "it with head -c -1)";
@@ -340,9 +343,9 @@ const char *file_hint(const char *path)
     return n > 0 ? hint_for(head, (size_t)n, last) : "";
 }
 
-/* A group file from a stream is held whole: more than this is refused
- * rather than read until memory runs out (an endless stream that starts
- * like one). */
+/* A group file or a window sketch from a stream is held whole: more than
+ * this is refused rather than read until memory runs out (an endless
+ * stream that starts like one). */
 #define STREAM_GROUPS_MAX ((size_t)1 << 30)
 
 const uint8_t *stream_contents(const char *path, size_t *len)
@@ -363,12 +366,15 @@ const uint8_t *stream_contents(const char *path, size_t *len)
     for (;;) {
         if (data == NULL)
             die("%s: out of memory", path);
-        /* Until its first bytes tell, it may be a group file. */
+        /* Until its first bytes tell, it may be a group file or a window
+         * sketch, which may be larger than any HyperLogLog. */
         if (used >= 4)
-            max = memcmp(data, "SKHG", 4) == 0 ? STREAM_GROUPS_MAX : SK_HLL_MAX_SERIALIZED_SIZE;
+            max = memcmp(data, "SKHG", 4) == 0 || memcmp(data, "SKWH", 4) == 0
+                      ? STREAM_GROUPS_MAX
+                      : SK_HLL_MAX_SERIALIZED_SIZE;
         if (used > max && max == STREAM_GROUPS_MAX)
-            die("%s: a group file from a pipe or device is read into memory, at most 1 GiB; "
-                "save it to a file first", path);
+            die("%s: a group file or window sketch from a pipe or device is read into "
+                "memory, at most 1 GiB; save it to a file first", path);
         if (used > max)
             die("%s: too large to be a HyperLogLog sketch", path);
         if (used == cap) {

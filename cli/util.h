@@ -115,7 +115,8 @@ const char *file_hint(const char *path);
  * since a stream cannot be read again from its start; NULL for a regular
  * file, a directory or a path that does not exist, which are opened by
  * name. Dies if the stream cannot be read or holds more than any sketch
- * (SK_HLL_MAX_SERIALIZED_SIZE) or, for a group file, 1 GiB. */
+ * (SK_HLL_MAX_SERIALIZED_SIZE) or, for a group file or a window sketch,
+ * 1 GiB. */
 const uint8_t *stream_contents(const char *path, size_t *len);
 
 /* Loads a sketch file in either format, or dies with a one-line message. */
