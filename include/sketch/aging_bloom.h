@@ -87,6 +87,9 @@ typedef struct sk_aging_bloom_info {
     size_t memory;           /* all it holds (core.h) */
 } sk_aging_bloom_info;
 SK_API void sk_aging_bloom_get_info(const sk_aging_bloom *f, sk_aging_bloom_info *info);
+/* The budget of max_memory for a filter read from bytes or a file, which
+ * carry none (0: none); it holds for the adds to come. */
+SK_API void sk_aging_bloom_set_max_memory(sk_aging_bloom *f, uint64_t bytes);
 
 SK_API int sk_aging_bloom_serialized_size(const sk_aging_bloom *f, uint64_t *size);
 SK_API int sk_aging_bloom_serialize(const sk_aging_bloom *f, void *buf, size_t cap,

@@ -84,6 +84,9 @@ typedef struct sk_window_hll_info {
     size_t memory;       /* all it holds (core.h) */
 } sk_window_hll_info;
 SK_API void sk_window_hll_get_info(const sk_window_hll *w, sk_window_hll_info *info);
+/* The budget of max_memory for a sketch read from bytes or a file, which
+ * carry none (0: none); it holds for the adds to come. */
+SK_API void sk_window_hll_set_max_memory(sk_window_hll *w, uint64_t bytes);
 
 SK_API int sk_window_hll_serialized_size(const sk_window_hll *w, uint64_t *size);
 SK_API int sk_window_hll_serialize(const sk_window_hll *w, void *buf, size_t cap, size_t *len);

@@ -433,3 +433,15 @@ void sk_aging_bloom_get_info(const sk_aging_bloom *f, sk_aging_bloom_info *info)
             info->hashes = g.hashes;
     }
 }
+
+void sk_aging_bloom_set_max_memory(sk_aging_bloom *f, uint64_t bytes)
+{
+    if (f == NULL)
+        return;
+    f->max_memory = bytes;
+    for (unsigned i = 0; i < f->size.generations; i++) {
+        refresh_mem(f, i);
+        if (bytes == 0)
+            sk_bloom_set_max_memory(f->gen[i], 0);
+    }
+}

@@ -365,3 +365,9 @@ void sk_window_hll_get_info(const sk_window_hll *w, sk_window_hll_info *info)
     info->pairs = w->pairs;
     info->memory = sizeof *w + sk__wh_memory(w);
 }
+
+void sk_window_hll_set_max_memory(sk_window_hll *w, uint64_t bytes)
+{
+    if (w != NULL)
+        w->max_memory = bytes;
+}

@@ -505,6 +505,29 @@ static void test_memory(void **state)
     sk_window_hll_free(w);
     o.max_memory = 64;
     assert_int_equal(sk_window_hll_create(&w, &o), SK_EBUDGET);
+    /* A sketch read back has no budget until one is set. */
+    o.max_memory = 0;
+    assert_int_equal(sk_window_hll_create(&w, &o), SK_OK);
+    for (size_t i = 0; i < 2000; i++)
+        assert_true(sk_window_hll_add_hash(w, ev[i].hash, i) >= 0);
+    size_t len;
+    uint8_t *bytes = serialized(w, &len);
+    sk_window_hll *back;
+    assert_int_equal(sk_window_hll_deserialize(&back, bytes, len, NULL), SK_OK);
+    sk_window_hll_get_info(back, &info);
+    uint64_t budget = info.memory + 2000;
+    sk_window_hll_set_max_memory(back, budget);
+    refused = 0;
+    for (size_t i = 2000; i < 50000; i++) {
+        int rc = sk_window_hll_add_hash(back, ev[i].hash, i);
+        refused += rc == SK_EBUDGET;
+        assert_true(rc >= 0 || rc == SK_EBUDGET);
+    }
+    sk_window_hll_get_info(back, &info);
+    assert_true(refused > 0 && info.memory <= budget);
+    free(bytes);
+    sk_window_hll_free(back);
+    sk_window_hll_free(w);
     free(ev);
 }
 
