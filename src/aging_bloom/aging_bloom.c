@@ -42,6 +42,7 @@
 #include <string.h>
 
 #include "aging_bloom_internal.h"
+#include "common/fastmod.h"
 #include "bloom/bloom_internal.h"
 
 static uint64_t ceil_div(uint64_t a, uint64_t b)
@@ -74,6 +75,12 @@ int sk__ab_size(uint64_t capacity, double fp_rate, unsigned generations, uint64_
                                   .share = ceil_div(capacity, generations - 1),
                                   .gen_rate = gen_rate, .layout = layout};
     out->span = window != 0 ? ceil_div(window, generations - 1) : out->share;
+    /* A span rounded up takes more than capacity / (g - 1) of a steady
+     * stream of capacity items a window: its share is the span's part. */
+    if (window != 0) {
+        sk__u128 part = (sk__u128)capacity * out->span;
+        out->share = (uint64_t)(part / window + (part % window != 0));
+    }
     /* The layout a generation resolves to, from its first layer's rate (a
      * scalable chain's is half its whole). */
     uint64_t bits;

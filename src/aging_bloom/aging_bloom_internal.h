@@ -26,7 +26,8 @@ struct sk__ab_sizing {
     double fp_rate;
     unsigned generations;
     uint64_t window;
-    uint64_t share;      /* items a generation is sized for, ceil(capacity / (g - 1)) */
+    uint64_t share;      /* items a generation is sized for: ceil(capacity / (g - 1)), or
+                            for a time window ceil(capacity span / window) */
     uint64_t span;       /* count window: the share; time: ceil(window / (g - 1)) */
     double gen_rate;     /* 1 - (1 - fp_rate)^(1/g) */
     sk_bloom_layout layout; /* as asked; a generation's is what it resolved to */

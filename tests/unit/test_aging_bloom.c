@@ -162,6 +162,23 @@ static void test_add_reports_and_refreshes(void **state)
     sk_aging_bloom_free(f);
 }
 
+/* A steady stream of `capacity` items a window fills each generation to
+ * its size and no further, even where the span is rounded up (1000 / 3):
+ * no generation grows a second layer, and the bits stay as created. */
+static void test_time_window_steady_fits(void **state)
+{
+    (void)state;
+    sk_aging_bloom_options o = {.capacity = 30000, .fp_rate = 0.01, .window = 1000};
+    sk_aging_bloom *f;
+    assert_int_equal(sk_aging_bloom_create(&f, &o), SK_OK);
+    uint64_t bits = info_of(f).bits, item = 0;
+    for (uint64_t t = 0; t < 5000; t++)
+        for (int i = 0; i < 30; i++)
+            assert_true(add(f, item++, t) >= 0);
+    assert_int_equal(info_of(f).bits, bits);
+    sk_aging_bloom_free(f);
+}
+
 /* Time window T = 1000, g = 4: span 334. An item of time t is held for
  * every query time below (t / 334 + 4) 334. */
 static void test_time_window_forgets_exactly(void **state)
@@ -395,6 +412,7 @@ int main(void)
         cmocka_unit_test(test_count_window_no_false_negative),
         cmocka_unit_test(test_add_reports_and_refreshes),
         cmocka_unit_test(test_time_window_forgets_exactly),
+        cmocka_unit_test(test_time_window_steady_fits),
         cmocka_unit_test(test_merge),
         cmocka_unit_test(test_copy_and_clear),
         cmocka_unit_test(test_budget_and_allocator),
