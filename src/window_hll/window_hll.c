@@ -231,10 +231,19 @@ static int window_start(const sk_window_hll *w, uint64_t window, uint64_t now, u
 }
 
 /* The window's value of a register: the rank of the first pair of its
- * list at or after lo, the largest there since ranks fall as slots rise. */
+ * list at or after lo, the largest there since ranks fall as slots rise.
+ * A short window's pairs are the list's last ones and a long window's
+ * nearly all of it, so the walk starts from the end nearer lo. */
 static unsigned window_register(const sk_window_hll *w, const uint32_t *list, unsigned n,
                                 uint64_t lo)
 {
+    uint64_t first = sk__wh_pair_slot(w, list[0]), last = sk__wh_pair_slot(w, list[n - 1]);
+    if (lo > first + (last - first) / 2) {
+        unsigned i = n;
+        while (i > 0 && sk__wh_pair_slot(w, list[i - 1]) >= lo)
+            i--;
+        return i < n ? sk__wh_pair_rank(list[i]) : 0;
+    }
     for (unsigned i = 0; i < n; i++)
         if (sk__wh_pair_slot(w, list[i]) >= lo)
             return sk__wh_pair_rank(list[i]);
