@@ -350,23 +350,17 @@ int sk_aging_bloom_save(const sk_aging_bloom *f, const char *path)
     return rc;
 }
 
+static int parse_filter(void *out, const uint8_t *bytes, size_t len, const sk_allocator *a,
+                        void *ctx)
+{
+    (void)ctx;
+    return sk_aging_bloom_deserialize(out, bytes, len, a);
+}
+
 int sk_aging_bloom_open(sk_aging_bloom **out, const char *path, const sk_allocator *allocator)
 {
     if (out == NULL)
         return SK_EINVAL;
     *out = NULL;
-    if (path == NULL)
-        return SK_EINVAL;
-    sk_allocator a;
-    sk__allocator_init(&a, allocator);
-    uint8_t *data;
-    size_t len, cap;
-    int rc = sk__read_file(path, SIZE_MAX, &a, &data, &len, &cap);
-    if (rc != SK_OK)
-        return rc;
-    rc = sk_aging_bloom_deserialize(out, data, len, allocator);
-    int saved_errno = errno;
-    sk__free(&a, data, cap);
-    errno = saved_errno;
-    return rc;
+    return sk__open_file(path, SIZE_MAX, allocator, parse_filter, out, NULL);
 }

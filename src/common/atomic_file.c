@@ -204,3 +204,39 @@ int sk__read_file(const char *path, size_t max, const sk_allocator *a, uint8_t *
     *cap_out = cap;
     return SK_OK;
 }
+
+struct bytes_to_write {
+    const void *bytes;
+    size_t len;
+};
+
+static int write_bytes(int fd, const void *ctx)
+{
+    const struct bytes_to_write *b = ctx;
+    return sk__write_all(fd, b->bytes, b->len);
+}
+
+int sk__atomic_write_bytes(const char *path, const void *bytes, size_t len)
+{
+    struct bytes_to_write b = {bytes, len};
+    return sk__atomic_write(path, write_bytes, &b);
+}
+
+int sk__open_file(const char *path, size_t max, const sk_allocator *allocator,
+                  sk__file_parser parse, void *out, void *ctx)
+{
+    if (path == NULL)
+        return SK_EINVAL;
+    sk_allocator a;
+    sk__allocator_init(&a, allocator);
+    uint8_t *data;
+    size_t len, cap;
+    int rc = sk__read_file(path, max, &a, &data, &len, &cap);
+    if (rc != SK_OK)
+        return rc;
+    rc = parse(out, data, len, allocator, ctx);
+    int saved_errno = errno;
+    sk__free(&a, data, cap);
+    errno = saved_errno;
+    return rc;
+}

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * atomic_file.h: files written so that a crash at any moment leaves either
- * the old file or the new one, and files read whole; shared by the Bloom
- * filter and HyperLogLog savers and loaders. Internal.
+ * the old file or the new one, and files read whole; shared by the savers
+ * and loaders of every family with files. Internal.
  */
 #ifndef SKETCH_ATOMIC_FILE_H
 #define SKETCH_ATOMIC_FILE_H
@@ -23,6 +23,9 @@ typedef int (*sk__file_writer)(int fd, const void *ctx);
  * with errno set. */
 int sk__atomic_write(const char *path, sk__file_writer write, const void *ctx);
 
+/* sk__atomic_write of the len bytes at bytes. */
+int sk__atomic_write_bytes(const char *path, const void *bytes, size_t len);
+
 /* write(2) and zeros until all is written, through EINTR and short writes. */
 int sk__write_all(int fd, const void *data, size_t len);
 int sk__write_zeros(int fd, uint64_t count);
@@ -32,5 +35,13 @@ int sk__write_zeros(int fd, uint64_t count);
  * more than max bytes; SK_EIO with errno set. */
 int sk__read_file(const char *path, size_t max, const sk_allocator *a, uint8_t **data,
                   size_t *len, size_t *cap);
+
+/* Reads a whole file of at most max bytes (sk__read_file) and hands its
+ * bytes to parse(out, bytes, len, allocator, ctx), which reads an object
+ * from them; the bytes are freed after, errno kept. parse's status. */
+typedef int (*sk__file_parser)(void *out, const uint8_t *bytes, size_t len,
+                               const sk_allocator *allocator, void *ctx);
+int sk__open_file(const char *path, size_t max, const sk_allocator *allocator,
+                  sk__file_parser parse, void *out, void *ctx);
 
 #endif

@@ -91,17 +91,6 @@ int sk_hll_serialized_encoding(const sk_hll *h, sk_hll_format format)
     return sparse ? SK_HLL_SPARSE : SK_HLL_DENSE;
 }
 
-struct serialized {
-    const uint8_t *bytes;
-    size_t len;
-};
-
-static int write_bytes(int fd, const void *ctx)
-{
-    const struct serialized *s = ctx;
-    return sk__write_all(fd, s->bytes, s->len);
-}
-
 int sk_hll_save(const sk_hll *h, sk_hll_format format, const char *path)
 {
     if (h == NULL || path == NULL)
@@ -113,31 +102,12 @@ int sk_hll_save(const sk_hll *h, sk_hll_format format, const char *path)
     uint8_t *buf = sk__alloc(&h->alloc, cap);
     if (buf == NULL)
         return SK_ENOMEM;
-    struct serialized s = {buf, 0};
-    rc = sk_hll_serialize(h, format, buf, cap, &s.len);
+    size_t len;
+    rc = sk_hll_serialize(h, format, buf, cap, &len);
     if (rc == SK_OK)
-        rc = sk__atomic_write(path, write_bytes, &s);
+        rc = sk__atomic_write_bytes(path, buf, len);
     int saved_errno = errno;
     sk__free(&h->alloc, buf, cap);
-    errno = saved_errno;
-    return rc;
-}
-
-int sk__hll_open_file(const char *path, size_t max, const sk_allocator *allocator,
-                      sk__hll_parse_fn parse, void *out, void *ctx)
-{
-    if (path == NULL)
-        return SK_EINVAL;
-    sk_allocator a;
-    sk__allocator_init(&a, allocator);
-    uint8_t *data;
-    size_t len, cap;
-    int rc = sk__read_file(path, max, &a, &data, &len, &cap);
-    if (rc != SK_OK)
-        return rc;
-    rc = parse(out, data, len, allocator, ctx);
-    int saved_errno = errno;
-    sk__free(&a, data, cap);
     errno = saved_errno;
     return rc;
 }
@@ -154,6 +124,5 @@ int sk_hll_open(sk_hll **out, const char *path, sk_hll_format *format,
     if (out == NULL)
         return SK_EINVAL;
     *out = NULL;
-    return sk__hll_open_file(path, SK_HLL_MAX_SERIALIZED_SIZE, allocator, parse_sketch, out,
-                             format);
+    return sk__open_file(path, SK_HLL_MAX_SERIALIZED_SIZE, allocator, parse_sketch, out, format);
 }

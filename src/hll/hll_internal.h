@@ -252,12 +252,5 @@ int sk__hll_redis_size(const sk_hll *h, size_t *size, int *sparse);
 int sk__hll_redis_write(const sk_hll *h, uint8_t *buf, size_t cap, size_t *len);
 int sk__hll_redis_read(sk_hll **out, const uint8_t *buf, size_t len, const sk_allocator *a);
 
-/* Reads a whole file of at most max bytes and gives it to
- * parse(out, bytes, len, allocator, ctx): the load calls of sketches and of
- * maps (hll_codec.c). errno is that of the failure, if any. */
-typedef int (*sk__hll_parse_fn)(void *out, const uint8_t *bytes, size_t len,
-                                const sk_allocator *allocator, void *ctx);
-int sk__hll_open_file(const char *path, size_t max, const sk_allocator *allocator,
-                      sk__hll_parse_fn parse, void *out, void *ctx);
 
 #endif

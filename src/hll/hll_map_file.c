@@ -213,5 +213,5 @@ int sk_hll_map_open(sk_hll_map **out, const char *path, const sk_allocator *allo
     if (out == NULL)
         return SK_EINVAL;
     *out = NULL;
-    return sk__hll_open_file(path, SIZE_MAX / 2, allocator, parse_map, out, NULL);
+    return sk__open_file(path, SIZE_MAX / 2, allocator, parse_map, out, NULL);
 }

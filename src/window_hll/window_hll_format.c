@@ -196,17 +196,6 @@ int sk_window_hll_deserialize(sk_window_hll **out, const void *buf, size_t len,
     return SK_OK;
 }
 
-struct serialized {
-    const uint8_t *bytes;
-    size_t len;
-};
-
-static int write_bytes(int fd, const void *ctx)
-{
-    const struct serialized *s = ctx;
-    return sk__write_all(fd, s->bytes, s->len);
-}
-
 int sk_window_hll_save(const sk_window_hll *w, const char *path)
 {
     uint64_t size;
@@ -218,31 +207,27 @@ int sk_window_hll_save(const sk_window_hll *w, const char *path)
     uint8_t *buf = sk__alloc(&w->alloc, (size_t)size);
     if (buf == NULL)
         return SK_ENOMEM;
-    struct serialized s = {buf, 0};
-    rc = sk_window_hll_serialize(w, buf, (size_t)size, &s.len);
+    size_t len;
+    rc = sk_window_hll_serialize(w, buf, (size_t)size, &len);
     if (rc == SK_OK)
-        rc = sk__atomic_write(path, write_bytes, &s);
+        rc = sk__atomic_write_bytes(path, buf, len);
     int saved_errno = errno;
     sk__free(&w->alloc, buf, (size_t)size);
     errno = saved_errno;
     return rc;
 }
 
+static int parse_sketch(void *out, const uint8_t *bytes, size_t len, const sk_allocator *a,
+                        void *ctx)
+{
+    (void)ctx;
+    return sk_window_hll_deserialize(out, bytes, len, a);
+}
+
 int sk_window_hll_open(sk_window_hll **out, const char *path, const sk_allocator *allocator)
 {
-    if (out == NULL || path == NULL)
+    if (out == NULL)
         return SK_EINVAL;
     *out = NULL;
-    sk_allocator a;
-    sk__allocator_init(&a, allocator);
-    uint8_t *data;
-    size_t len, cap;
-    int rc = sk__read_file(path, MAX_SERIALIZED_SIZE, &a, &data, &len, &cap);
-    if (rc != SK_OK)
-        return rc;
-    rc = sk_window_hll_deserialize(out, data, len, allocator);
-    int saved_errno = errno;
-    sk__free(&a, data, cap);
-    errno = saved_errno;
-    return rc;
+    return sk__open_file(path, MAX_SERIALIZED_SIZE, allocator, parse_sketch, out, NULL);
 }
