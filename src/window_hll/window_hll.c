@@ -185,13 +185,19 @@ int sk_window_hll_add_hash(sk_window_hll *w, uint64_t hash, uint64_t time)
     uint64_t newest = w->empty || slot > w->newest ? slot : w->newest;
     if (slot < sk__wh_cutoff(w, newest))
         return 0;
-    if (w->empty)
+    if (w->empty) {
         w->base = sk__wh_cutoff(w, slot);
-    else if (slot - w->base >= SK__WH_OFFSET_LIMIT) {
-        /* Only expired pairs go, and the time has come: keep it even if
-         * the insertion below runs out of memory. */
-        sk__wh_rebase(w, sk__wh_cutoff(w, newest));
-        w->newest = newest;
+    } else if (slot >= w->newest + w->slots) {
+        /* Every pair has left the horizon: time has moved on, which stays
+         * so even if the insertion below fails. */
+        sk__wh_storage_free(w);
+        w->base = sk__wh_cutoff(w, slot);
+        w->newest = slot;
+    } else if (slot - w->base >= SK__WH_OFFSET_LIMIT) {
+        /* The base moves to the oldest slot the current newest keeps, which
+         * drops only pairs no window can see, and leaves the new slot less
+         * than two horizons (2^25 slots) past it. */
+        sk__wh_rebase(w, sk__wh_cutoff(w, w->newest));
     }
     uint32_t idx;
     unsigned rank;
@@ -232,18 +238,11 @@ static int window_start(const sk_window_hll *w, uint64_t window, uint64_t now, u
 
 /* The window's value of a register: the rank of the first pair of its
  * list at or after lo, the largest there since ranks fall as slots rise.
- * A short window's pairs are the list's last ones and a long window's
- * nearly all of it, so the walk starts from the end nearer lo. */
+ * A forward walk measured fastest: a list is a few pairs, mostly one cache
+ * line, and a walk from either end by the window's length mispredicts. */
 static unsigned window_register(const sk_window_hll *w, const uint32_t *list, unsigned n,
                                 uint64_t lo)
 {
-    uint64_t first = sk__wh_pair_slot(w, list[0]), last = sk__wh_pair_slot(w, list[n - 1]);
-    if (lo > first + (last - first) / 2) {
-        unsigned i = n;
-        while (i > 0 && sk__wh_pair_slot(w, list[i - 1]) >= lo)
-            i--;
-        return i < n ? sk__wh_pair_rank(list[i]) : 0;
-    }
     for (unsigned i = 0; i < n; i++)
         if (sk__wh_pair_slot(w, list[i]) >= lo)
             return sk__wh_pair_rank(list[i]);
