@@ -22,17 +22,7 @@
 
 int is_group_file(const char *path)
 {
-    size_t len;
-    const uint8_t *stream = stream_contents(path, &len);
-    if (stream != NULL)
-        return len >= 4 && memcmp(stream, GROUP_MAGIC, 4) == 0;
-    char head[4];
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, head, sizeof head);
-    close(fd);
-    return n == (ssize_t)sizeof head && memcmp(head, GROUP_MAGIC, 4) == 0;
+    return file_starts_with(path, GROUP_MAGIC);
 }
 
 static unsigned map_precision(const sk_hll_map *m)

@@ -32,17 +32,7 @@
 
 int is_window_file(const char *path)
 {
-    size_t len;
-    const uint8_t *stream = stream_contents(path, &len);
-    if (stream != NULL)
-        return len >= 4 && memcmp(stream, WINDOW_MAGIC, 4) == 0;
-    char head[4];
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, head, sizeof head);
-    close(fd);
-    return n == (ssize_t)sizeof head && memcmp(head, WINDOW_MAGIC, 4) == 0;
+    return file_starts_with(path, WINDOW_MAGIC);
 }
 
 static sk_window_hll *load_window_or_die(const char *path)

@@ -485,3 +485,18 @@ int run_subcommand(const char *group, const char *usage, const struct subcommand
             return table[i].run(argc - 1, argv + 1);
     die_usage(group, "unknown command '%s'", argv[1]);
 }
+
+int file_starts_with(const char *path, const char *magic)
+{
+    size_t len;
+    const uint8_t *stream = stream_contents(path, &len);
+    if (stream != NULL)
+        return len >= 4 && memcmp(stream, magic, 4) == 0;
+    char head[4];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, head, sizeof head);
+    close(fd);
+    return n == (ssize_t)sizeof head && memcmp(head, magic, 4) == 0;
+}

@@ -119,6 +119,10 @@ const char *file_hint(const char *path);
  * 1 GiB. */
 const uint8_t *stream_contents(const char *path, size_t *len);
 
+/* 1 if the file (or stream: stream_contents) starts with the 4 bytes of
+ * magic, the format's mark; 0 if not, or if it cannot be read. */
+int file_starts_with(const char *path, const char *magic);
+
 /* Loads a sketch file in either format, or dies with a one-line message. */
 sk_hll *load_hll_or_die(const char *path, sk_hll_format *format);
 
