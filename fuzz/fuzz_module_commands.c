@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * fuzz_module_commands.c: any sequence of BF.*, HLL.*, CMS.*, TOPK.*, CF.* and TDIGEST.* commands with any
- * arguments, through the module's own command functions in the module
- * harness; SET stores a plain string (as a native PF key would be), DEL
- * removes a key.
+ * fuzz_module_commands.c: any sequence of BF.*, HLL.*, CMS.*, TOPK.*, CF.*,
+ * TDIGEST.*, ABF.* and WHLL.* commands with any arguments, through the
+ * module's own command functions in the module harness; SET stores a plain
+ * string (as a native PF key would be), DEL removes a key.
  *
  * Input: commands, each a byte choosing the command, a byte giving the
  * argument count (0..15 after the name), then per argument a byte: below
@@ -27,6 +27,10 @@ static const char *const command_names[] = {
     "TDIGEST.QUANTILE", "TDIGEST.CDF", "TDIGEST.RANK", "TDIGEST.REVRANK", "TDIGEST.BYRANK",
     "TDIGEST.BYREVRANK", "TDIGEST.TRIMMED_MEAN", "TDIGEST.INFO", "TDIGEST.COMPRESS",
     "TDIGEST.EXPORT", "TDIGEST.IMPORT",
+    "ABF.RESERVE", "ABF.ADD", "ABF.MADD", "ABF.ADDAT", "ABF.EXISTS", "ABF.MEXISTS",
+    "ABF.EXISTSAT", "ABF.INFO", "ABF.EXPORT", "ABF.IMPORT",
+    "WHLL.RESERVE", "WHLL.ADD", "WHLL.ADDAT", "WHLL.COUNT", "WHLL.MERGE", "WHLL.INFO",
+    "WHLL.EXPORT", "WHLL.IMPORT",
 };
 #define COMMANDS (sizeof command_names / sizeof command_names[0])
 
@@ -40,6 +44,9 @@ static const char *const tokens[] = {
     "4294967296", "WITHCOUNT", "SKTK", "100000", "100001", "BUCKETSIZE", "MAXITERATIONS",
     "SKCF", "255", "32768", "65535", "COMPRESSION", "OVERRIDE", "SKTD", "357913939", "0.999",
     "1.7976931348623157e308", "-1.7976931348623157e308",
+    "WINDOW", "GENERATIONS", "SKETCH", "1700000000000", "64", "65",
+    "RESOLUTION", "PRECISION", "TIME", "SKWH", "86400000", "4611686018427387904", "16777216",
+    "1699999000000",
 };
 #define TOKENS (sizeof tokens / sizeof tokens[0])
 #define MAX_ARGS 16

@@ -416,6 +416,35 @@ static void module_seeds(void)
                                  44, 4, 0, 43, 44, 45,  45, 2, 0, 43,  46, 2, 0, 43,  47, 1, 0,
                                  48, 2, 0, 3,  48, 2, 0, 4,  50, 1, 0,  51, 1, 0,  52, 1, 0};
     seed("module_commands", "cf-commands", cf, sizeof cf, "", 0);
+    /* ABF.RESERVE k1 0.01 100 WINDOW 1000 GENERATIONS 4, ABF.ADDAT k1
+     * 1700000000000 a b c, ABF.MADD k1 a b, ABF.ADD k2 a, ABF.EXISTS k1 a,
+     * ABF.MEXISTS k1 a b c, ABF.EXISTSAT k1 1000000 a b, ABF.INFO k1,
+     * ABF.EXPORT k1, ABF.ADDAT k1 0 a, ABF.RESERVE k3 0.001 4 GENERATIONS 2,
+     * ABF.MADD k3 a b c a b c */
+    static const uint8_t abf[] = {71, 7, 0, 17, 12, 73, 13, 74, 7,  74, 5, 0, 76, 43, 44, 45,
+                                  73, 3, 0, 43, 44,  72, 2, 1, 43,  75, 2, 0, 43,
+                                  76, 4, 0, 43, 44, 45,  77, 4, 0, 14, 43, 44,  78, 1, 0,
+                                  79, 1, 0,  74, 3, 0, 3, 43,  71, 5, 2, 18, 7, 74, 5,
+                                  73, 7, 2, 43, 44, 45, 43, 44, 45};
+    seed("module_commands", "abf-commands", abf, sizeof abf, "", 0);
+    /* ABF.IMPORT k1 <a serialized filter of a time window>, ABF.EXISTSAT
+     * k1 1700000000000 a */
+    sk_aging_bloom *ab;
+    sk_aging_bloom_options abo = {.capacity = 20, .fp_rate = 0.01, .window = 1000};
+    if (sk_aging_bloom_create(&ab, &abo) != SK_OK || sk_aging_bloom_add(ab, "a", 1, 5) < 0 ||
+        sk_aging_bloom_add(ab, "b", 1, 900) < 0 ||
+        sk_aging_bloom_serialized_size(ab, &cap) != SK_OK)
+        die("sk_aging_bloom");
+    uint8_t *abf_import = malloc(cap + 16);
+    if (abf_import == NULL || cap > 0xffff)
+        die("malloc");
+    memcpy(abf_import, (const uint8_t[]){80, 2, 0, 0xff, (uint8_t)cap, (uint8_t)(cap >> 8)}, 6);
+    if (sk_aging_bloom_serialize(ab, abf_import + 6, cap, &len) != SK_OK)
+        die("sk_aging_bloom_serialize");
+    memcpy(abf_import + 6 + len, (const uint8_t[]){77, 3, 0, 76, 43}, 5);
+    seed("module_commands", "abf-import", abf_import, 6 + len + 5, "", 0);
+    free(abf_import);
+    sk_aging_bloom_free(ab);
     harness_flush();
 }
 
@@ -475,6 +504,7 @@ int main(int argc, char **argv)
     tdigest_seeds();
     window_hll_seeds();
     module_seeds();
+    whll_module_seeds();
     redisbloom_seeds();
     lines_seeds();
     return 0;

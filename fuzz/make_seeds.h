@@ -19,6 +19,7 @@ void topk_seeds(void);
 void cuckoo_seeds(void);
 void tdigest_seeds(void);
 void window_hll_seeds(void);
+void whll_module_seeds(void);
 void redisbloom_seeds(void);
 
 #endif

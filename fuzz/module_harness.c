@@ -177,7 +177,8 @@ static int h_CreateCommand(RedisModuleCtx *ctx, const char *name, RedisModuleCmd
 /* The types by name, in the order of module_harness.h's indices. */
 static const char *const type_names[HARNESS_TYPES] = {
     "sketch-bf", "sketch-hl", "sketch-cm", "sketch-tk", "sketch-cf", "sketch-td",
-    "MBbloom--", "CMSk-TYPE", "TopK-TYPE", "MBbloomCF", "TDIS-TYPE"};
+    "MBbloom--", "CMSk-TYPE", "TopK-TYPE", "MBbloomCF", "TDIS-TYPE",
+    "sketch-ab", "sketch-wh"};
 
 static RedisModuleType *h_CreateDataType(RedisModuleCtx *ctx, const char *name, int encver,
                                          RedisModuleTypeMethods *methods)
@@ -595,6 +596,13 @@ static void h_KeyAtPos(RedisModuleCtx *ctx, int pos)
     (void)ctx;
     (void)pos;
     harness_fail("KeyAtPos outside a keys-position request");
+}
+
+/* The server's clock, fixed so that a replayed input runs the same: the
+ * time-window commands see one moment unless they are given times. */
+static long long h_Milliseconds(void)
+{
+    return 1700000000000LL;
 }
 
 /* GetApi: the module binds every function by its name. */

@@ -38,8 +38,11 @@ void harness_flush(void);
 /* The data types the module registers: 0 the Bloom filter, 1 HyperLogLog,
  * 2 the count-min sketch, 3 top-k, 4 the Cuckoo filter, 5 the t-digest,
  * then RedisBloom's types: 6 its Bloom filter (MBbloom--), 7 count-min
- * sketch, 8 top-k, 9 Cuckoo filter, 10 t-digest. */
-#define HARNESS_TYPES 11
+ * sketch, 8 top-k, 9 Cuckoo filter, 10 t-digest; 11 the aging Bloom filter;
+ * 12 the sliding-window HyperLogLog. */
+#define HARNESS_ABF 11
+#define HARNESS_WHLL 12
+#define HARNESS_TYPES 13
 #define HARNESS_REDISBLOOM_FIRST 6
 const RedisModuleTypeMethods *harness_type(int which);
 /* The encoding version it registered, which rdb_save writes. */

@@ -6,10 +6,11 @@
  * Redis Cluster read, and the ACL categories.
  *
  * ACL categories need Redis 7.2 or Valkey 7.2 (AddACLCategory and
- * SetCommandACLCategories): there the BF.* commands are in @bloom, the
+ * SetCommandACLCategories): there the BF.* (and ABF.*) commands are in @bloom, the
  * CMS.* ones in @cms, the TOPK.* ones in @topk, the CF.* ones in @cuckoo,
  * the TDIGEST.* ones in @tdigest,
- * the HLL.* ones in Redis's own @hyperloglog, and each in @read or @write, and
+ * the HLL.* (and WHLL.*) ones in Redis's own @hyperloglog, and each in @read
+ * or @write, and
  * in @fast if its flags say fast (@slow otherwise), as Redis's own commands
  * are. Redis 7.0 has neither call, puts module
  * commands in no category, and an operator names them one by one
@@ -231,6 +232,35 @@ static RedisModuleCommandArg td_merge_args[] = {
     TOKEN("override", "OVERRIDE"),
     {0}};
 
+/* ---- WHLL.* ----------------------------------------------------------------- */
+
+static RedisModuleCommandArg whll_resolution[] = {ARG("resolution", RM_ARG_INTEGER), {0}};
+static RedisModuleCommandArg whll_precision[] = {ARG("precision", RM_ARG_INTEGER), {0}};
+static RedisModuleCommandArg whll_time[] = {ARG("time", RM_ARG_INTEGER), {0}};
+static RedisModuleCommandArg whll_reserve_args[] = {
+    ARG_KEY, ARG("horizon", RM_ARG_INTEGER),
+    OPTION("resolution", "RESOLUTION", whll_resolution),
+    OPTION("precision", "PRECISION", whll_precision), {0}};
+static RedisModuleCommandArg whll_add_args[] = {ARG_KEY, ARG_MANY("element", RM_ARG_STRING), {0}};
+static RedisModuleCommandArg whll_addat_args[] = {
+    ARG_KEY, ARG("time", RM_ARG_INTEGER), ARG_MANY("element", RM_ARG_STRING), {0}};
+static RedisModuleCommandArg whll_count_args[] = {
+    ARG_KEY, ARG("window", RM_ARG_INTEGER), OPTION("time", "TIME", whll_time), {0}};
+static RedisModuleCommandArg whll_import_args[] = {ARG_KEY, ARG("bytes", RM_ARG_STRING), {0}};
+
+/* ---- ABF.* ------------------------------------------------------------------ */
+
+static RedisModuleCommandArg abf_window[] = {ARG("window", RM_ARG_INTEGER), {0}};
+static RedisModuleCommandArg abf_generations[] = {ARG("generations", RM_ARG_INTEGER), {0}};
+static RedisModuleCommandArg abf_reserve_args[] = {
+    ARG_KEY, ARG("error_rate", RM_ARG_DOUBLE), ARG("capacity", RM_ARG_INTEGER),
+    OPTION("window", "WINDOW", abf_window),
+    OPTION("generations", "GENERATIONS", abf_generations), {0}};
+static RedisModuleCommandArg abf_at_args[] = {
+    ARG_KEY, ARG("time", RM_ARG_INTEGER), ARG_MANY("item", RM_ARG_STRING), {0}};
+static RedisModuleCommandArg abf_import_args[] = {
+    ARG_KEY, ARG("bytes", RM_ARG_STRING), TOKEN("sketch", "SKETCH"), {0}};
+
 struct command_doc {
     const char *name;
     const char *summary;
@@ -252,6 +282,13 @@ struct command_doc {
 
 #define K_TD_READ "O(c + n), where c is the capacity and n the number of arguments"
 #define K_TD_NODES "O(c), where c is the capacity (6 x compression + 10)"
+
+#define K_WHLL_ITEMS "O(n * l), where n is the number of elements and l the pairs of a register"
+#define K_WHLL_PAIRS "O(m * l), where m is the number of registers and l the pairs of each"
+
+#define K_ABF_ITEMS "O(n * k), where n is the number of items and k of hashes"
+#define K_ABF_LOOKUP "O(n * k * g), where n is the number of items, k of hashes, g of generations"
+#define K_ABF_BITS "O(b), where b is the number of bits of all generations"
 
 static const struct command_doc docs[] = {
     {"bf.reserve", "Creates an empty Bloom filter", "O(1)", "0.1.0", -4, "write slow bloom",
@@ -418,6 +455,43 @@ static const struct command_doc docs[] = {
      2, "read slow tdigest", key_read, key_args},
     {"tdigest.import", "Stores a t-digest in the format of the library", K_TD_NODES, "0.3.0", -3,
      "write slow tdigest", key_overwrite, cms_import_args},
+    {"whll.reserve", "Creates an empty sliding-window HyperLogLog", "O(m), where m is the "
+     "number of registers", "0.3.0", -3, "write slow hyperloglog", key_create,
+     whll_reserve_args},
+    {"whll.add", "Adds elements seen now to a sliding-window HyperLogLog, creating it if needed",
+     K_WHLL_ITEMS, "0.3.0", -3, "write fast hyperloglog", key_insert, whll_add_args},
+    {"whll.addat", "Adds elements seen at a time to a sliding-window HyperLogLog", K_WHLL_ITEMS,
+     "0.3.0", -4, "write fast hyperloglog", key_insert, whll_addat_args},
+    {"whll.count", "Returns the estimated distinct elements of a window ending now or at a time",
+     K_WHLL_PAIRS, "0.3.0", -3, "read slow hyperloglog", key_read, whll_count_args},
+    {"whll.merge", "Merges sliding-window HyperLogLogs into the first key", K_WHLL_PAIRS,
+     "0.3.0", -3, "write slow hyperloglog", merge_keys, hll_merge_args},
+    {"whll.info", "Returns the precision, horizon, resolution, newest time, pairs and memory",
+     "O(1)", "0.3.0", 2, "read fast hyperloglog", key_meta, key_args},
+    {"whll.export", "Returns a sliding-window HyperLogLog in the format of the library",
+     K_WHLL_PAIRS, "0.3.0", 2, "read slow hyperloglog", key_read, key_args},
+    {"whll.import", "Stores a sliding-window HyperLogLog in the format of the library",
+     K_WHLL_PAIRS, "0.3.0", 3, "write slow hyperloglog", key_overwrite, whll_import_args},
+    {"abf.reserve", "Creates an empty aging Bloom filter of a count or a time window",
+     K_ABF_BITS, "0.3.0", -4, "write slow bloom", key_create, abf_reserve_args},
+    {"abf.add", "Adds an item now to an aging Bloom filter, creating the filter if needed",
+     K_ABF_ITEMS, "0.3.0", 3, "write slow bloom", key_insert, key_item_args},
+    {"abf.madd", "Adds items now to an aging Bloom filter, creating the filter if needed",
+     K_ABF_ITEMS, "0.3.0", -3, "write slow bloom", key_insert, key_items_args},
+    {"abf.addat", "Adds items at a time to an aging Bloom filter, creating it if needed",
+     K_ABF_ITEMS, "0.3.0", -4, "write slow bloom", key_insert, abf_at_args},
+    {"abf.exists", "Tells whether an item may have been added within the window ending now",
+     K_ABF_LOOKUP, "0.3.0", 3, "read fast bloom", key_read, key_item_args},
+    {"abf.mexists", "Tells whether each item may have been added within the window ending now",
+     K_ABF_LOOKUP, "0.3.0", -3, "read fast bloom", key_read, key_items_args},
+    {"abf.existsat", "Tells whether each item may have been added within the window ending at a "
+     "time", K_ABF_LOOKUP, "0.3.0", -4, "read fast bloom", key_read, abf_at_args},
+    {"abf.info", "Returns the capacity, rate, generations, window, items and memory of a filter",
+     "O(1)", "0.3.0", 2, "read fast bloom", key_meta, key_args},
+    {"abf.export", "Returns an aging Bloom filter in the format of the library", K_ABF_BITS,
+     "0.3.0", 2, "read slow bloom", key_read, key_args},
+    {"abf.import", "Stores an aging Bloom filter in the format of the library", K_ABF_BITS,
+     "0.3.0", -3, "write slow bloom", key_overwrite, abf_import_args},
 };
 
 int commands_describe(RedisModuleCtx *ctx)

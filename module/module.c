@@ -20,6 +20,9 @@
  * (bf_type.c, cms_type.c, topk_type.c, cf_type.c, td_type.c, hll_type.c),
  * saved in RDB and AOF, copied by
  * DUMP/RESTORE and MIGRATE, and replicated as the commands applied them.
+ * Aging Bloom filters, which forget, are ABF.* (abf_commands.c, abf_type.c).
+ * Distinct counts over sliding windows of time are WHLL.* (whll_commands.c,
+ * whll_type.c).
  */
 #include "command_docs.h"
 #include "common.h"
@@ -45,7 +48,9 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (config_register(ctx) != RM_OK || bloom_register(ctx) != RM_OK ||
         hll_register(ctx) != RM_OK || cms_register(ctx) != RM_OK ||
         topk_register(ctx) != RM_OK || cf_register(ctx) != RM_OK ||
-        td_register(ctx) != RM_OK || commands_describe(ctx) != RM_OK)
+        td_register(ctx) != RM_OK || whll_register(ctx) != RM_OK ||
+        abf_register(ctx) != RM_OK ||
+        commands_describe(ctx) != RM_OK)
         return RM_ERR;
     return RM_OK;
 }

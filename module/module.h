@@ -22,5 +22,9 @@ int topk_register(RedisModuleCtx *ctx);
 int cf_register(RedisModuleCtx *ctx);
 /* Registers the TDIGEST.* commands and the t-digest type. */
 int td_register(RedisModuleCtx *ctx);
+/* Registers the WHLL.* commands and the sliding-window HyperLogLog type. */
+int whll_register(RedisModuleCtx *ctx);
+/* Registers the ABF.* commands and the aging Bloom filter type. */
+int abf_register(RedisModuleCtx *ctx);
 
 #endif

@@ -255,7 +255,8 @@ typedef struct RedisModuleTypeMethods {
     X(RedisModuleCommand *, GetCommand, (RedisModuleCtx * ctx, const char *name))           \
     X(int, SetCommandInfo, (RedisModuleCommand * command, const RedisModuleCommandInfo *info)) \
     X(int, IsKeysPositionRequest, (RedisModuleCtx * ctx))                                   \
-    X(void, KeyAtPos, (RedisModuleCtx * ctx, int pos))
+    X(void, KeyAtPos, (RedisModuleCtx * ctx, int pos))                                     \
+    X(long long, Milliseconds, (void))
 
 /* Functions of newer servers (Redis 7.2+, Valkey 7.2+): bound when the server
  * has them, NULL otherwise. */

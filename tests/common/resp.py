@@ -100,3 +100,14 @@ def plain(reply):
     if reply.kind in ("bulk", "verbatim"):
         return reply.value
     return reply.value
+
+
+def text(reply):
+    """A reply's value as text where it is bytes."""
+    v = plain(reply)
+    return v.decode() if isinstance(v, bytes) else v
+
+
+def pairs(reply):
+    """A flat list of names and values (a RESP2 map) as a dict by name."""
+    return {text(reply[i]): reply[i + 1] for i in range(0, len(reply), 2)}

@@ -12,7 +12,7 @@ import pytest
 import redis
 from redis.exceptions import ResponseError
 
-from resp import RespClient, plain
+from resp import RespClient, pairs, plain, text
 
 CONFIGS = ["sketch.max-key-memory", "sketch.bf-error-rate", "sketch.bf-initial-size",
            "sketch.bf-expansion-factor", "sketch.cf-max-expansions"]
@@ -329,15 +329,6 @@ COMMANDS = {
     "tdigest.export": (2, 1, 1, {"readonly"}, ["key"]),
     "tdigest.import": (-3, 1, 1, {"write", "denyoom"}, ["key", "bytes", "type"]),
 }
-
-
-def text(reply):
-    v = plain(reply)
-    return v.decode() if isinstance(v, bytes) else v
-
-
-def pairs(reply):
-    return {text(reply[i]): reply[i + 1] for i in range(0, len(reply), 2)}
 
 
 def test_command_docs_and_info(server, raw):
