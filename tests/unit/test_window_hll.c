@@ -184,6 +184,32 @@ static void test_windows_across_rebases(void **state)
     free(ev);
 }
 
+/* Small windows are near exact at p = 14: the estimator's linear-counting
+ * regime has a standard deviation of sqrt(m (e^t - t - 1)) items for n = t m,
+ * 1.7 at 300, so every window of up to 300 distinct items is within 2 + 3%
+ * (more than four of them) of its exact count. */
+static void test_small_windows_near_exact(void **state)
+{
+    (void)state;
+    sk_window_hll *w;
+    assert_int_equal(sk_window_hll_new(&w, 3600, 1), SK_OK);
+    /* Item i at second i / 2, each seen twice; windows of 1..150 s. */
+    for (uint64_t i = 0; i < 20000; i++) {
+        uint64_t item = i / 2;
+        assert_true(sk_window_hll_add(w, &item, sizeof item, (i / 2) / 2) >= 0);
+        uint64_t now = (i / 2) / 2, window = 1 + i % 150, count;
+        if (i % 7 != 0 || now + 1 < window)
+            continue;
+        /* Exactly: the items of seconds now - window + 1 .. now, two a second,
+         * the last second holding as many as have come. */
+        uint64_t first = 2 * (now - window + 1), exact = i / 2 - first + 1;
+        assert_int_equal(sk_window_hll_count(w, window, now, &count), SK_OK);
+        double off = (double)count - (double)exact;
+        assert_true(off <= 2 + 0.03 * (double)exact && -off <= 2 + 0.03 * (double)exact);
+    }
+    sk_window_hll_free(w);
+}
+
 /* The frontier of a set of pairs does not depend on the order they come
  * in, so a shuffle within the horizon gives the same bytes. */
 static void test_order_independent(void **state)
@@ -537,6 +563,7 @@ int main(void)
         cmocka_unit_test(test_windows_in_order),
         cmocka_unit_test(test_windows_late_items),
         cmocka_unit_test(test_windows_across_rebases),
+        cmocka_unit_test(test_small_windows_near_exact),
         cmocka_unit_test(test_order_independent),
         cmocka_unit_test(test_merge),
         cmocka_unit_test(test_limits),
