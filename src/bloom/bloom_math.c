@@ -233,9 +233,51 @@ uint64_t sk__bloom_round_bits(sk_bloom_layout layout, uint64_t bits)
 typedef double (*rate_fn)(uint64_t bits, unsigned k, double n);
 
 /* The lowest rate of m bits at n items over k in [from, to], and its k. */
+/* best_rate of the classic rate: the occupancy law is computed one draw at
+ * a time and a larger k's draws extend a smaller k's, so one pass serves
+ * every k of the exact law, with the same arithmetic as classic_fp_rate's
+ * (the same rates to the bit), instead of one pass each. */
+static double classic_best_rate(uint64_t bits, double n, unsigned from, unsigned to,
+                                unsigned *k_out)
+{
+    double best = 2, *occupied = NULL;
+    uint64_t drawn = 0;
+    unsigned top = 0;
+    for (unsigned k = from; k <= to; k++) {
+        double draws = round((double)k * n), r;
+        if ((double)bits * draws > EXACT_CLASSIC_WORK) {
+            r = pow(-expm1(-(double)k * n / (double)bits), k);
+        } else {
+            unsigned bins = (unsigned)bits;
+            if (occupied == NULL && (occupied = calloc((size_t)bins + 1, sizeof *occupied)))
+                occupied[0] = 1;
+            if (occupied == NULL)
+                return 1; /* as classic_fp_rate: no filter meets it */
+            for (; drawn < (uint64_t)draws; drawn++) {
+                if (top < bins)
+                    top++;
+                for (unsigned x = top; x >= 1; x--)
+                    occupied[x] = (occupied[x] * x + occupied[x - 1] * (bins - x + 1)) / bins;
+                occupied[0] = 0;
+            }
+            r = 0;
+            for (unsigned x = 1; x <= top; x++)
+                r += occupied[x] * pow((double)x / bins, k);
+        }
+        if (r < best) {
+            best = r;
+            *k_out = k;
+        }
+    }
+    free(occupied);
+    return best;
+}
+
 static double best_rate(rate_fn rate, uint64_t bits, double n, unsigned from, unsigned to,
                         unsigned *k_out)
 {
+    if (rate == classic_fp_rate)
+        return classic_best_rate(bits, n, from, to, k_out);
     double best = 2;
     for (unsigned k = from; k <= to; k++) {
         double r = rate(bits, k, n);
