@@ -57,9 +57,7 @@ SK_API int sk_window_hll_clear(sk_window_hll *w);
 
 /* Adds an item seen at `time` (<= SK_WINDOW_HLL_MAX_TIME, else SK_EINVAL):
  * 1 if the sketch changed, 0 if not (no window's count can have), or
- * SK_ENOMEM or SK_EBUDGET, the sketch unchanged but for one case: a time a
- * horizon or more past the newest lets every pair expire, and that stays.
- * By hash: sk_hll_hash's. */
+ * SK_ENOMEM or SK_EBUDGET with the sketch unchanged. By hash: sk_hll_hash's. */
 SK_API int sk_window_hll_add(sk_window_hll *w, const void *data, size_t len, uint64_t time);
 SK_API int sk_window_hll_add_hash(sk_window_hll *w, uint64_t hash, uint64_t time);
 

@@ -177,6 +177,31 @@ static int insert_pair(const sk_window_hll *w, uint32_t idx, uint64_t newest, ui
     return (int)(len + n - resume);
 }
 
+/* An add a horizon or more past the newest, when every pair has expired:
+ * the sketch starts again from the one pair, in new storage, and the old
+ * is freed only once that has worked, so a failure changes nothing. */
+static int restart(sk_window_hll *w, uint64_t slot, uint32_t idx, unsigned rank)
+{
+    sk_window_hll old = *w;
+    w->sp = NULL;
+    w->sp_len = w->sp_cap = 0;
+    w->block = NULL;
+    w->len = w->cls = NULL;
+    memset(&w->pool, 0, sizeof w->pool);
+    w->pairs = 0;
+    w->base = sk__wh_cutoff(w, slot);
+    w->newest = slot;
+    uint32_t pair = sk__wh_pair(slot - w->base, rank);
+    int rc = sk__wh_store(w, idx, &pair, 1);
+    if (rc != SK_OK) {
+        sk__wh_storage_free(w);
+        *w = old;
+        return rc;
+    }
+    sk__wh_storage_free(&old);
+    return 1;
+}
+
 int sk_window_hll_add_hash(sk_window_hll *w, uint64_t hash, uint64_t time)
 {
     if (w == NULL || time > SK_WINDOW_HLL_MAX_TIME)
@@ -185,23 +210,19 @@ int sk_window_hll_add_hash(sk_window_hll *w, uint64_t hash, uint64_t time)
     uint64_t newest = w->empty || slot > w->newest ? slot : w->newest;
     if (slot < sk__wh_cutoff(w, newest))
         return 0;
+    uint32_t idx;
+    unsigned rank;
+    sk__hll_register_of(hash, w->precision, &idx, &rank);
+    if (!w->empty && slot >= w->newest + w->slots)
+        return restart(w, slot, idx, rank);
     if (w->empty) {
         w->base = sk__wh_cutoff(w, slot);
-    } else if (slot >= w->newest + w->slots) {
-        /* Every pair has left the horizon: time has moved on, which stays
-         * so even if the insertion below fails. */
-        sk__wh_storage_free(w);
-        w->base = sk__wh_cutoff(w, slot);
-        w->newest = slot;
     } else if (slot - w->base >= SK__WH_OFFSET_LIMIT) {
         /* The base moves to the oldest slot the current newest keeps, which
          * drops only pairs no window can see, and leaves the new slot less
          * than two horizons (2^25 slots) past it. */
         sk__wh_rebase(w, sk__wh_cutoff(w, w->newest));
     }
-    uint32_t idx;
-    unsigned rank;
-    sk__hll_register_of(hash, w->precision, &idx, &rank);
     uint32_t pairs[SK__WH_MAX_PAIRS];
     int n = insert_pair(w, idx, newest, slot, rank, pairs);
     if (n < 0) {

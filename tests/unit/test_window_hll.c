@@ -511,6 +511,24 @@ static void test_memory(void **state)
         sk_window_hll_get_info(w, &info);
         assert_int_equal(info.memory, c.live);
     }
+    /* A time past the whole horizon starts the sketch again from one pair;
+     * if that cannot be stored, nothing changed. */
+    size_t before_len, after_len;
+    uint8_t *before = serialized(w, &before_len);
+    c.fail_at = c.calls + 1;
+    assert_int_equal(sk_window_hll_add(w, "x", 1, 1u << 30), SK_ENOMEM);
+    c.fail_at = 0;
+    uint8_t *after = serialized(w, &after_len);
+    assert_int_equal(before_len, after_len);
+    assert_memory_equal(before, after, before_len);
+    free(before);
+    free(after);
+    assert_int_equal(sk_window_hll_add(w, "x", 1, 1u << 30), 1);
+    uint64_t one;
+    assert_int_equal(sk_window_hll_count(w, 1000, 1u << 30, &one), SK_OK);
+    assert_int_equal(one, 1);
+    sk_window_hll_get_info(w, &info);
+    assert_int_equal(info.memory, c.live);
     sk_window_hll_free(w);
     assert_int_equal(c.live, 0);
     /* A budget: adds fail with SK_EBUDGET once the pool would pass it. */
