@@ -467,6 +467,12 @@ static int cmd_import(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     int rc = limit != 0 && len > limit
                  ? SK_EBUDGET
                  : sk_window_hll_deserialize(&w, bytes, len, &module_allocator);
+    /* In memory a sketch takes more than its bytes (8 a sparse pair, 6 a
+     * dense register): the limit holds what it takes. */
+    if (rc == SK_OK && limit != 0 && whll_memory(w) > limit) {
+        sk_window_hll_free(w);
+        rc = SK_EBUDGET;
+    }
     if (rc != SK_OK) {
         RM_CloseKey(key);
         if (rc == SK_EBUDGET)

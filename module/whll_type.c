@@ -65,19 +65,25 @@ static void *whll_rdb_load(RedisModuleIO *io, int encver)
         RM_Free(buf);
         return NULL;
     }
-    /* A client's RESTORE stays within the key's limit; the string's size
-     * stands for the sketch's, which holds the same pairs. */
+    /* A client's RESTORE stays within the key's limit: a sketch takes at
+     * least its string's size in memory (more: 8 bytes a sparse pair, 6 a
+     * dense register), so a longer string is refused before it is read. */
     uint64_t limit = restore_limit(io);
-    if (limit != 0 && len > limit) {
-        RM_Free(buf);
+    sk_window_hll *w = NULL;
+    int rc = limit != 0 && len > limit
+                 ? SK_EBUDGET
+                 : sk_window_hll_deserialize(&w, buf, len, &module_allocator);
+    RM_Free(buf);
+    if (rc == SK_OK && limit != 0 && whll_memory(w) > limit) {
+        sk_window_hll_free(w);
+        rc = SK_EBUDGET;
+    }
+    if (rc == SK_EBUDGET) {
         RM_LogIOError(io, "warning", "sketch: RESTORE refused: the window HyperLogLog would "
                                      "take more than the module's MAX-KEY-MEMORY of %llu bytes",
                       (unsigned long long)limit);
         return NULL;
     }
-    sk_window_hll *w;
-    int rc = sk_window_hll_deserialize(&w, buf, len, &module_allocator);
-    RM_Free(buf);
     if (rc != SK_OK) {
         RM_LogIOError(io, "warning", "sketch: bad window HyperLogLog data: %s",
                       sk_strerror(rc));
@@ -108,11 +114,16 @@ static void whll_digest(RedisModuleDigest *md, void *value)
     RM_DigestEndSequence(md);
 }
 
-static size_t whll_mem_usage(const void *value)
+size_t whll_memory(const sk_window_hll *w)
 {
     sk_window_hll_info info;
-    sk_window_hll_get_info(value, &info);
+    sk_window_hll_get_info(w, &info);
     return info.memory;
+}
+
+static size_t whll_mem_usage(const void *value)
+{
+    return whll_memory(value);
 }
 
 static void whll_free(void *value)

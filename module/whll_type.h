@@ -19,4 +19,7 @@ int whll_type_create(RedisModuleCtx *ctx);
  * Redis's allocator, to RM_Free; NULL if that memory could not be had. */
 char *whll_serialize(const sk_window_hll *w, size_t *len);
 
+/* The memory a sketch holds (its info's), which MAX-KEY-MEMORY limits. */
+size_t whll_memory(const sk_window_hll *w);
+
 #endif

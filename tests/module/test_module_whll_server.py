@@ -172,6 +172,26 @@ def test_memory_usage_grows_with_the_pairs(servers, tools):
         c.execute_command("WHLL.ADDAT", "h", (step + 3) * 1000, *tools.items("late", 60000))
 
 
+def test_import_and_restore_held_to_the_limit_by_memory(servers, tools):
+    """A sketch takes more memory than its bytes (a dense one 6 bytes a
+    register beside its pairs): IMPORT and RESTORE weigh what it takes."""
+    s = servers.start(module_args=("MAX-KEY-MEMORY", "64mb"))
+    c = s.client()
+    c.execute_command("WHLL.ADDAT", "src", 1000, *tools.items("m", 20000))
+    data = c.execute_command("WHLL.EXPORT", "src")
+    dump = c.dump("src")
+    assert len(data) < 100000 < info(c, "src")["Memory"]
+    c.config_set("sketch.max-key-memory", "100000")
+    with pytest.raises(ResponseError, match="MAX-KEY-MEMORY"):
+        c.execute_command("WHLL.IMPORT", "dst", data)
+    with pytest.raises(ResponseError):
+        c.restore("dst2", 0, dump)
+    assert c.exists("dst", "dst2") == 0
+    c.config_set("sketch.max-key-memory", "200000")
+    assert c.execute_command("WHLL.IMPORT", "dst", data) == b"OK"
+    assert c.restore("dst2", 0, dump)
+
+
 # --------------------------------------------------------------------------
 # replication and failover
 # --------------------------------------------------------------------------
