@@ -304,7 +304,7 @@ int count_window(struct input *inputs, int count, const struct group_options *o,
     group_split_warn(&split_options, splits, 1);
     if (r.too_old != 0)
         warn("%llu of %llu lines are older than the window of the next step to print "
-             "(late by more than --window); they are not counted",
+             "(before T - W for that step T); they are not counted",
              (unsigned long long)r.too_old, (unsigned long long)r.split.lines);
     if (o->verbose)
         fprintf(stderr, "lines: %llu\nlines counted: %llu\nsteps: %llu\ngroups at most: "
