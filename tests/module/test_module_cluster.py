@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Redis Cluster: three masters on loopback, each loading the module, made
 into a cluster by `redis-cli --cluster create`. The module's key positions
-let the cluster route BF.*, HLL.*, CMS.*, CF.* and TDIGEST.* (MOVED, CROSSSLOT), and a slot
-holding BF, HLL, CF and TDIGEST keys moves to another node with MIGRATE (DUMP/RESTORE of the
-module's types) with identical answers afterwards."""
+let the cluster route BF.*, HLL.*, CMS.*, CF.*, TDIGEST.*, WHLL.* and ABF.* (MOVED,
+CROSSSLOT), and a slot holding BF, HLL, CF, TDIGEST, WHLL and ABF keys moves to another node
+with MIGRATE (DUMP/RESTORE of the module's types) with identical answers afterwards."""
 import subprocess
 
 import pytest
@@ -107,7 +107,10 @@ def test_wrong_node_answers_moved(cluster):
                  ["HLL.MERGE", "moved-test", "moved-test"], ["BF.INFO", "moved-test"],
                  ["HLL.COMPARE", "moved-test", "moved-test"], ["CF.ADD", "moved-test", "x"],
                  ["CF.MEXISTS", "moved-test", "x", "y"], ["TDIGEST.ADD", "moved-test", "1"],
-                 ["TDIGEST.MERGE", "moved-test", "1", "moved-test"]):
+                 ["TDIGEST.MERGE", "moved-test", "1", "moved-test"],
+                 ["WHLL.ADD", "moved-test", "x"], ["WHLL.COUNT", "moved-test", "1000"],
+                 ["WHLL.MERGE", "moved-test", "moved-test"], ["ABF.ADD", "moved-test", "x"],
+                 ["ABF.MEXISTS", "moved-test", "x", "y"]):
         with pytest.raises(ResponseError, match="MOVED %d " % slot):
             other.execute_command(*args)
 
@@ -168,7 +171,8 @@ def test_multikey_different_slots_crossslot(cluster, tools):
     rc.execute_command("CMS.INITBYDIM", c2, 10, 2)
     for args in (["HLL.COUNT", k1, k2], ["HLL.MERGE", k1, k2], ["HLL.ESTIMATE", k1, k2],
                  ["HLL.COMPARE", k1, k2], ["HLL.COMPARE", k2, k1],
-                 ["CMS.MERGE", c1, 1, c2], ["CMS.MERGE", c1, 2, c1, c2, "WEIGHTS", 1, 1]):
+                 ["CMS.MERGE", c1, 1, c2], ["CMS.MERGE", c1, 2, c1, c2, "WEIGHTS", 1, 1],
+                 ["WHLL.MERGE", "{x}w", "{y}w"], ["WHLL.MERGE", "{x}w", "{x}w", "{y}w"]):
         for c in cluster["direct"]:              # the server's own check
             with pytest.raises(ResponseError, match="CROSSSLOT"):
                 c.execute_command(*args)
@@ -177,6 +181,10 @@ def test_multikey_different_slots_crossslot(cluster, tools):
     assert rc.execute_command("HLL.COUNT", k1) == 1
     # one slot: the cluster client routes it, and the owner merges
     assert rc.execute_command("CMS.MERGE", c1, 2, c1, c1, "WEIGHTS", 1, 1) == b"OK"
+    rc.execute_command("WHLL.ADDAT", "{x}w1", 1000, "a", "b")
+    rc.execute_command("WHLL.ADDAT", "{x}w2", 2000, "b", "c")
+    assert rc.execute_command("WHLL.MERGE", "{x}w", "{x}w1", "{x}w2") == b"OK"
+    assert rc.execute_command("WHLL.COUNT", "{x}w", 86400000, "TIME", 2000) == 3
 
 
 def test_migrate_slot_with_module_keys(cluster, tools):
@@ -200,6 +208,11 @@ def test_migrate_slot_with_module_keys(cluster, tools):
     rc.execute_command("TDIGEST.CREATE", tag + "td")
     rc.execute_command("TDIGEST.ADD", tag + "td", *range(1000))
     td_before = rc.execute_command("TDIGEST.EXPORT", tag + "td")  # a buffer, not yet merged
+    rc.execute_command("WHLL.ADDAT", tag + "whll", 5000, *tools.items("w", 3000))
+    whll_before = rc.execute_command("WHLL.EXPORT", tag + "whll")
+    rc.execute_command("ABF.RESERVE", tag + "abf", "0.01", "5000", "WINDOW", "60000")
+    rc.execute_command("ABF.ADDAT", tag + "abf", 5000, *tools.items("a", 2000))
+    abf_before = rc.execute_command("ABF.EXPORT", tag + "abf")
     bf_keys = [tag + k for k in ("bf-scaling", "bf-fixed", "bf-default")]
     hll_keys = [tag + k for k in ("hll", "hll-p10", "hll-sparse", "native")]
     probes = tools.items("s", 5000) + tools.items("f", 800) + tools.items("absent", 3000)
@@ -212,7 +225,7 @@ def test_migrate_slot_with_module_keys(cluster, tools):
     assert direct[dst].execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", ids[src])
     assert direct[src].execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", ids[dst])
     keys = direct[src].execute_command("CLUSTER", "GETKEYSINSLOT", slot, 1000)
-    assert len(keys) == len(bf_keys) + len(hll_keys) + 2
+    assert len(keys) == len(bf_keys) + len(hll_keys) + 4
     assert direct[src].execute_command("MIGRATE", "127.0.0.1", dst_port, "", 0, 10000,
                                        "KEYS", *keys) == b"OK"
     for i in (dst, src, 3 - src - dst):
@@ -230,6 +243,10 @@ def test_migrate_slot_with_module_keys(cluster, tools):
     assert rc.execute_command("CF.EXPORT", tag + "cf") == cf_before
     assert rc.execute_command("CF.MEXISTS", tag + "cf", *cf_items) == [1] * len(cf_items)
     assert rc.execute_command("TDIGEST.EXPORT", tag + "td") == td_before
+    assert rc.execute_command("WHLL.EXPORT", tag + "whll") == whll_before
+    assert rc.execute_command("ABF.EXPORT", tag + "abf") == abf_before
+    assert rc.execute_command("ABF.EXISTSAT", tag + "abf", 5000, *tools.items("a", 2000)) == \
+        [1] * 2000
     # the migrated values are live on their new node
     more = tools.items("after-migration", 3000)
     assert set(tools.madd(rc, tag + "bf-scaling", more)) <= {0, 1}
