@@ -52,7 +52,7 @@ class BuildWithLibrary(build_ext):
 
 SOURCES = ["module.c", "errors.c", "family.c", "items.c", "item_text.c", "reader.c", "batches.c",
            "hll.c", "hll_map.c", "bloom.c", "bloom_file.c", "cuckoo.c", "cms.c", "topk.c", "tdigest.c",
-           "tdigest_values.c"]
+           "tdigest_values.c", "window_hll.c", "aging_bloom.c"]
 
 setup(
     version=version(),

@@ -3,7 +3,9 @@
 
 HyperLogLog and HyperLogLogMap count distinct items, in total and per group;
 BloomFilter and CuckooFilter answer membership; CountMinSketch, TopK and
-TDigest count frequencies, find the heaviest items and estimate quantiles.
+TDigest count frequencies, find the heaviest items and estimate quantiles;
+WindowHyperLogLog counts distinct items over sliding windows of time, and
+AgingBloomFilter answers membership within a window, forgetting older items.
 Every class is a thin shell over libsketch: the same items make the same
 sketch, byte for byte, as the command `sketch`, the Redis module and the
 PostgreSQL extension.

@@ -270,6 +270,8 @@ int skpy_add_cuckoo(PyObject *module);
 int skpy_add_cms(PyObject *module);
 int skpy_add_topk(PyObject *module);
 int skpy_add_tdigest(PyObject *module);
+int skpy_add_window_hll(PyObject *module);
+int skpy_add_aging_bloom(PyObject *module);
 
 /* HyperLogLog's type and its sketch, for the map's calls that take or give
  * one. skpy_hll_wrap takes ownership of h. */

@@ -44,7 +44,7 @@ void skpy_object_dealloc(PyObject *self)
 
 /* from_bytes() is a classmethod: it has the class, not an object, so the
  * family comes from the class, or the base class it derives from. */
-#define SKPY_TYPES 8
+#define SKPY_TYPES 12
 static struct {
     PyTypeObject *type;
     const skpy_family *family;

@@ -39,7 +39,8 @@ PyMODINIT_FUNC PyInit__sketch(void)
         return NULL;
     int (*const adders[])(PyObject *) = {skpy_add_hll,    skpy_add_hll_map, skpy_add_bloom,
                                          skpy_add_cuckoo, skpy_add_cms,     skpy_add_topk,
-                                         skpy_add_tdigest};
+                                         skpy_add_tdigest, skpy_add_window_hll,
+                                         skpy_add_aging_bloom};
     for (size_t i = 0; i < sizeof adders / sizeof adders[0]; i++)
         if (adders[i](module) < 0) {
             Py_DECREF(module);

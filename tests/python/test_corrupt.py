@@ -41,6 +41,16 @@ def exercise_tdigest(t):
     t.quantile(0.5), t.cdf(1.0), t.to_bytes(), repr(t)
 
 
+def exercise_window_hll(w):
+    w.count(w.horizon), w.snapshot(1).count(), w.to_bytes(), repr(w)
+    w.add("after", (w.newest or 0) + w.resolution)
+
+
+def exercise_aging_bloom(f):
+    f.contains("x"), f.contains_many(["a", "b"]), f.to_bytes(), repr(f)
+    f.add("after", f.newest + f.span)
+
+
 def valid_hlls():
     small, big, coarse = sketch.HyperLogLog(), sketch.HyperLogLog(), sketch.HyperLogLog(6)
     small.update(["a", "b", "c"])
@@ -89,6 +99,22 @@ def valid_tdigests():
     return [t.to_bytes(), sketch.TDigest().to_bytes()]
 
 
+def valid_window_hlls():
+    w = sketch.WindowHyperLogLog(3600, resolution=10, precision=8)
+    for t in range(0, 5000, 7):
+        w.add(t % 311, t)
+    return [w.to_bytes(), sketch.WindowHyperLogLog(60).to_bytes()]
+
+
+def valid_aging_blooms():
+    counted = sketch.AgingBloomFilter(300, 0.01, generations=3)
+    counted.update(range(700))
+    timed = sketch.AgingBloomFilter(200, 0.01, window=100)
+    for t in range(0, 300, 3):
+        timed.add(t, t)
+    return [counted.to_bytes(), timed.to_bytes()]
+
+
 FAMILIES = {
     "HyperLogLog": (lambda: sketch.HyperLogLog, valid_hlls, exercise_hll, ["hll_native", "hll_redis"]),
     "BloomFilter": (lambda: sketch.BloomFilter, valid_blooms, exercise_filter, ["bloom_file", "bloom_restore"]),
@@ -97,6 +123,10 @@ FAMILIES = {
     "CountMinSketch": (lambda: sketch.CountMinSketch, valid_cms, exercise_cms, ["cms"]),
     "TopK": (lambda: sketch.TopK, valid_topks, exercise_topk, ["topk"]),
     "TDigest": (lambda: sketch.TDigest, valid_tdigests, exercise_tdigest, ["tdigest"]),
+    "WindowHyperLogLog": (lambda: sketch.WindowHyperLogLog, valid_window_hlls, exercise_window_hll,
+                          ["window_hll"]),
+    "AgingBloomFilter": (lambda: sketch.AgingBloomFilter, valid_aging_blooms, exercise_aging_bloom,
+                         ["aging_bloom"]),
 }
 
 

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """docs/python.md's examples run as written, in order, in a directory that
-holds the files they read (made by the command), with the names they
-assume (urls, new_urls, more_visitors) defined, and redis.Redis() pointed
-at the suite's private server."""
+holds the files they read (made by the command, a window sketch among
+them), with the names they assume (urls, new_urls, more_visitors)
+defined, and redis.Redis() pointed at the suite's private server."""
 import os
 import re
 
@@ -41,6 +41,9 @@ def test_examples_run(tmp_path, run_sketch, redis_client, monkeypatch):
     run_sketch("bloom", "create", "-n", "10000", "-p", "0.01", "bad-urls.bloom")
     run_sketch("bloom", "add", "bad-urls.bloom", input="".join("http://bad/%d\n" % i
                                                                 for i in range(500)))
+    run_sketch("hll", "add", "--time", "1", "-f", "2", "--horizon", "1d", "sources.whll",
+               input="".join("%d\t10.0.%d.%d\n" % (1700000000 + i, i % 7, i % 50)
+                             for i in range(1000)))
     blocks = python_blocks(DOCS)
     assert len(blocks) >= 5
     port = redis_client.connection_pool.connection_kwargs["port"]
@@ -53,3 +56,4 @@ def test_examples_run(tmp_path, run_sketch, redis_client, monkeypatch):
     assert sketch.BloomFilter.open("bad-urls.bloom").contains("http://bad/new")
     assert redis_client.pfcount("visitors:2026-12-05") == 2
     assert os.path.exists("both.hll")
+    assert sketch.HyperLogLog.open("last-hour.hll").count() == namespace["clients"].count(3600)

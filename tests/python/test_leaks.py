@@ -33,6 +33,8 @@ makers = [
     lambda: sketch.CuckooFilter(64),
     lambda: sketch.CountMinSketch(64, 2),
     lambda: sketch.TopK(3),
+    lambda: sketch.WindowHyperLogLog(60, precision=6),
+    lambda: sketch.AgingBloomFilter(1000),
 ]
 
 def cycle(i):
@@ -48,6 +50,10 @@ def cycle(i):
         if isinstance(obj, sketch.HyperLogLogMap):
             obj.update(["k1", "k2"], items[:2])
             obj.items()
+        elif isinstance(obj, sketch.WindowHyperLogLog):
+            obj.update(items, i)
+            obj.update(array, i + 1)
+            obj.count(10), obj.snapshot(10)
         else:
             obj.update(items)
             obj.update(array)
