@@ -402,16 +402,16 @@ int abf_register(RedisModuleCtx *ctx)
     if (abf_type_create(ctx) != RM_OK)
         return RM_ERR;
     static const struct command_entry commands[] = {
-        {"abf.reserve", cmd_reserve, "write deny-oom"},
-        {"abf.add", cmd_add, "write deny-oom"},
-        {"abf.madd", cmd_madd, "write deny-oom"},
-        {"abf.addat", cmd_addat, "write deny-oom"},
-        {"abf.exists", cmd_exists, "readonly fast"},
-        {"abf.mexists", cmd_mexists, "readonly fast"},
-        {"abf.existsat", cmd_existsat, "readonly fast"},
-        {"abf.info", cmd_info, "readonly fast"},
-        {"abf.export", cmd_export, "readonly"},
-        {"abf.import", cmd_import, "write deny-oom"},
+        {"abf.reserve", cmd_reserve, "write deny-oom", 1},
+        {"abf.add", cmd_add, "write deny-oom", 1},
+        {"abf.madd", cmd_madd, "write deny-oom", 1},
+        {"abf.addat", cmd_addat, "write deny-oom", 1},
+        {"abf.exists", cmd_exists, "readonly fast", 1},
+        {"abf.mexists", cmd_mexists, "readonly fast", 1},
+        {"abf.existsat", cmd_existsat, "readonly fast", 1},
+        {"abf.info", cmd_info, "readonly fast", 1},
+        {"abf.export", cmd_export, "readonly", 1},
+        {"abf.import", cmd_import, "write deny-oom", 1},
     };
     return register_commands(ctx, commands, sizeof commands / sizeof commands[0]);
 }

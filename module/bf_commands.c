@@ -531,17 +531,17 @@ int bloom_register(RedisModuleCtx *ctx)
     if (bloom_type_create(ctx) != RM_OK || chain_type_create(ctx) != RM_OK)
         return RM_ERR;
     static const struct command_entry commands[] = {
-        {"bf.reserve", cmd_reserve, "write deny-oom"},
-        {"bf.add", cmd_add, "write deny-oom"},
-        {"bf.madd", cmd_madd, "write deny-oom"},
-        {"bf.insert", cmd_insert, "write deny-oom"},
-        {"bf.exists", cmd_exists, "readonly fast"},
-        {"bf.mexists", cmd_mexists, "readonly fast"},
-        {"bf.card", bf_card, "readonly fast"},
-        {"bf.info", bf_info, "readonly fast"},
-        {"bf.debug", bf_debug, "readonly"},
-        {"bf.scandump", bf_scandump, "readonly"},
-        {"bf.loadchunk", bf_loadchunk, "write deny-oom"},
+        {"bf.reserve", cmd_reserve, "write deny-oom", 1},
+        {"bf.add", cmd_add, "write deny-oom", 1},
+        {"bf.madd", cmd_madd, "write deny-oom", 1},
+        {"bf.insert", cmd_insert, "write deny-oom", 1},
+        {"bf.exists", cmd_exists, "readonly fast", 1},
+        {"bf.mexists", cmd_mexists, "readonly fast", 1},
+        {"bf.card", bf_card, "readonly fast", 1},
+        {"bf.info", bf_info, "readonly fast", 1},
+        {"bf.debug", bf_debug, "readonly", 1},
+        {"bf.scandump", bf_scandump, "readonly", 1},
+        {"bf.loadchunk", bf_loadchunk, "write deny-oom", 1},
     };
     return register_commands(ctx, commands, sizeof commands / sizeof commands[0]);
 }

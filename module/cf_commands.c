@@ -510,22 +510,22 @@ int cf_register(RedisModuleCtx *ctx)
     if (cf_type_create(ctx) != RM_OK)
         return RM_ERR;
     static const struct command_entry commands[] = {
-        {"cf.reserve", cmd_reserve, "write deny-oom"},
-        {"cf.add", cmd_add, "write deny-oom"},
-        {"cf.addnx", cmd_add, "write deny-oom"},
-        {"cf.insert", cmd_insert, "write deny-oom"},
-        {"cf.insertnx", cmd_insert, "write deny-oom"},
-        {"cf.exists", cmd_check, "readonly fast"},
-        {"cf.mexists", cmd_check, "readonly fast"},
-        {"cf.count", cmd_check, "readonly fast"},
-        {"cf.del", cmd_del, "write fast"},
-        {"cf.compact", cmd_compact, "write"},
-        {"cf.scandump", cf_scandump, "readonly"},
-        {"cf.loadchunk", cf_loadchunk, "write deny-oom"},
-        {"cf.info", cmd_info, "readonly fast"},
-        {"cf.debug", cmd_debug, "readonly fast"},
-        {"cf.export", cmd_export, "readonly"},
-        {"cf.import", cmd_import, "write deny-oom"},
+        {"cf.reserve", cmd_reserve, "write deny-oom", 1},
+        {"cf.add", cmd_add, "write deny-oom", 1},
+        {"cf.addnx", cmd_add, "write deny-oom", 1},
+        {"cf.insert", cmd_insert, "write deny-oom", 1},
+        {"cf.insertnx", cmd_insert, "write deny-oom", 1},
+        {"cf.exists", cmd_check, "readonly fast", 1},
+        {"cf.mexists", cmd_check, "readonly fast", 1},
+        {"cf.count", cmd_check, "readonly fast", 1},
+        {"cf.del", cmd_del, "write fast", 1},
+        {"cf.compact", cmd_compact, "write", 1},
+        {"cf.scandump", cf_scandump, "readonly", 1},
+        {"cf.loadchunk", cf_loadchunk, "write deny-oom", 1},
+        {"cf.info", cmd_info, "readonly fast", 1},
+        {"cf.debug", cmd_debug, "readonly fast", 1},
+        {"cf.export", cmd_export, "readonly", 1},
+        {"cf.import", cmd_import, "write deny-oom", 1},
     };
     return register_commands(ctx, commands, sizeof commands / sizeof commands[0]);
 }

@@ -338,15 +338,15 @@ int cms_register(RedisModuleCtx *ctx)
     if (cms_type_create(ctx) != RM_OK)
         return RM_ERR;
     static const struct command_entry commands[] = {
-        {"cms.initbydim", cmd_initbydim, "write deny-oom"},
-        {"cms.initbyprob", cmd_initbyprob, "write deny-oom"},
-        {"cms.incrby", cmd_incrby, "write deny-oom fast"},
-        {"cms.query", cmd_query, "readonly fast"},
+        {"cms.initbydim", cmd_initbydim, "write deny-oom", 1},
+        {"cms.initbyprob", cmd_initbyprob, "write deny-oom", 1},
+        {"cms.incrby", cmd_incrby, "write deny-oom fast", 1},
+        {"cms.query", cmd_query, "readonly fast", 1},
         /* its sources: in its key specs (command_docs.c) and asked of it */
-        {"cms.merge", cmd_merge, "write deny-oom getkeys-api"},
-        {"cms.info", cmd_info, "readonly fast"},
-        {"cms.export", cmd_export, "readonly"},
-        {"cms.import", cmd_import, "write deny-oom"},
+        {"cms.merge", cmd_merge, "write deny-oom getkeys-api", 1},
+        {"cms.info", cmd_info, "readonly fast", 1},
+        {"cms.export", cmd_export, "readonly", 1},
+        {"cms.import", cmd_import, "write deny-oom", 1},
     };
     return register_commands(ctx, commands, sizeof commands / sizeof commands[0]);
 }

@@ -65,8 +65,8 @@ uint64_t key_limit(RedisModuleCtx *ctx)
 int register_commands(RedisModuleCtx *ctx, const struct command_entry *commands, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        if (RM_CreateCommand(ctx, commands[i].name, commands[i].fn, commands[i].flags, 1, 1,
-                             1) != RM_OK)
+        if (RM_CreateCommand(ctx, commands[i].name, commands[i].fn, commands[i].flags, 1,
+                             commands[i].lastkey, 1) != RM_OK)
             return RM_ERR;
     return RM_OK;
 }

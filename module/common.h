@@ -44,6 +44,7 @@ struct command_entry {
     const char *name;
     RedisModuleCmdFunc fn;
     const char *flags;
+    int lastkey; /* of the first-last-step key range (first 1, step 1) */
 };
 int register_commands(RedisModuleCtx *ctx, const struct command_entry *commands, size_t n);
 

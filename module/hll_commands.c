@@ -506,12 +506,7 @@ int hll_register(RedisModuleCtx *ctx)
 {
     if (hll_type_create(ctx) != RM_OK)
         return RM_ERR;
-    static const struct {
-        const char *name;
-        RedisModuleCmdFunc fn;
-        const char *flags;
-        int lastkey;
-    } commands[] = {
+    static const struct command_entry commands[] = {
         {"HLL.RESERVE", cmd_reserve, "write deny-oom", 1},
         {"HLL.ADD", cmd_add, "write deny-oom fast", 1},
         {"HLL.COUNT", cmd_count, "readonly", -1},
@@ -522,9 +517,5 @@ int hll_register(RedisModuleCtx *ctx)
         {"HLL.EXPORT", cmd_export, "readonly", 1},
         {"HLL.IMPORT", cmd_import, "write deny-oom", 1},
     };
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (RM_CreateCommand(ctx, commands[i].name, commands[i].fn, commands[i].flags, 1,
-                             commands[i].lastkey, 1) != RM_OK)
-            return RM_ERR;
-    return RM_OK;
+    return register_commands(ctx, commands, sizeof commands / sizeof commands[0]);
 }

@@ -355,24 +355,24 @@ int td_register(RedisModuleCtx *ctx)
     if (td_type_create(ctx) != RM_OK)
         return RM_ERR;
     static const struct command_entry commands[] = {
-        {"tdigest.create", cmd_create, "write deny-oom"},
-        {"tdigest.add", cmd_add, "write deny-oom"},
-        {"tdigest.reset", cmd_reset, "write"},
+        {"tdigest.create", cmd_create, "write deny-oom", 1},
+        {"tdigest.add", cmd_add, "write deny-oom", 1},
+        {"tdigest.reset", cmd_reset, "write", 1},
         /* its sources: in its key specs (command_docs.c) and asked of it */
-        {"tdigest.merge", cmd_merge, "write deny-oom getkeys-api"},
-        {"tdigest.min", td_cmd_min, "readonly"},
-        {"tdigest.max", td_cmd_max, "readonly"},
-        {"tdigest.quantile", td_cmd_quantile, "readonly may-replicate"},
-        {"tdigest.cdf", td_cmd_cdf, "readonly may-replicate"},
-        {"tdigest.rank", td_cmd_rank, "readonly may-replicate"},
-        {"tdigest.revrank", td_cmd_revrank, "readonly may-replicate"},
-        {"tdigest.byrank", td_cmd_byrank, "readonly may-replicate"},
-        {"tdigest.byrevrank", td_cmd_byrevrank, "readonly may-replicate"},
-        {"tdigest.trimmed_mean", td_cmd_trimmed_mean, "readonly may-replicate"},
-        {"tdigest.info", td_cmd_info, "readonly"},
-        {"tdigest.compress", cmd_compress, "write"},
-        {"tdigest.export", cmd_export, "readonly"},
-        {"tdigest.import", cmd_import, "write deny-oom"},
+        {"tdigest.merge", cmd_merge, "write deny-oom getkeys-api", 1},
+        {"tdigest.min", td_cmd_min, "readonly", 1},
+        {"tdigest.max", td_cmd_max, "readonly", 1},
+        {"tdigest.quantile", td_cmd_quantile, "readonly may-replicate", 1},
+        {"tdigest.cdf", td_cmd_cdf, "readonly may-replicate", 1},
+        {"tdigest.rank", td_cmd_rank, "readonly may-replicate", 1},
+        {"tdigest.revrank", td_cmd_revrank, "readonly may-replicate", 1},
+        {"tdigest.byrank", td_cmd_byrank, "readonly may-replicate", 1},
+        {"tdigest.byrevrank", td_cmd_byrevrank, "readonly may-replicate", 1},
+        {"tdigest.trimmed_mean", td_cmd_trimmed_mean, "readonly may-replicate", 1},
+        {"tdigest.info", td_cmd_info, "readonly", 1},
+        {"tdigest.compress", cmd_compress, "write", 1},
+        {"tdigest.export", cmd_export, "readonly", 1},
+        {"tdigest.import", cmd_import, "write deny-oom", 1},
     };
     return register_commands(ctx, commands, sizeof commands / sizeof commands[0]);
 }

@@ -280,15 +280,15 @@ int topk_register(RedisModuleCtx *ctx)
     if (topk_type_create(ctx) != RM_OK)
         return RM_ERR;
     static const struct command_entry commands[] = {
-        {"topk.reserve", cmd_reserve, "write deny-oom"},
-        {"topk.add", cmd_add, "write deny-oom"},
-        {"topk.incrby", cmd_incrby, "write deny-oom"},
-        {"topk.query", cmd_query, "readonly"},
-        {"topk.count", cmd_count, "readonly"},
-        {"topk.list", cmd_list, "readonly"},
-        {"topk.info", cmd_info, "readonly fast"},
-        {"topk.export", cmd_export, "readonly"},
-        {"topk.import", cmd_import, "write deny-oom"},
+        {"topk.reserve", cmd_reserve, "write deny-oom", 1},
+        {"topk.add", cmd_add, "write deny-oom", 1},
+        {"topk.incrby", cmd_incrby, "write deny-oom", 1},
+        {"topk.query", cmd_query, "readonly", 1},
+        {"topk.count", cmd_count, "readonly", 1},
+        {"topk.list", cmd_list, "readonly", 1},
+        {"topk.info", cmd_info, "readonly fast", 1},
+        {"topk.export", cmd_export, "readonly", 1},
+        {"topk.import", cmd_import, "write deny-oom", 1},
     };
     return register_commands(ctx, commands, sizeof commands / sizeof commands[0]);
 }

@@ -492,12 +492,7 @@ int whll_register(RedisModuleCtx *ctx)
 {
     if (whll_type_create(ctx) != RM_OK)
         return RM_ERR;
-    static const struct {
-        const char *name;
-        RedisModuleCmdFunc fn;
-        const char *flags;
-        int lastkey;
-    } commands[] = {
+    static const struct command_entry commands[] = {
         {"whll.reserve", cmd_reserve, "write deny-oom", 1},
         {"whll.add", cmd_add, "write deny-oom fast", 1},
         {"whll.addat", cmd_addat, "write deny-oom fast", 1},
@@ -507,9 +502,5 @@ int whll_register(RedisModuleCtx *ctx)
         {"whll.export", cmd_export, "readonly", 1},
         {"whll.import", cmd_import, "write deny-oom", 1},
     };
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (RM_CreateCommand(ctx, commands[i].name, commands[i].fn, commands[i].flags, 1,
-                             commands[i].lastkey, 1) != RM_OK)
-            return RM_ERR;
-    return RM_OK;
+    return register_commands(ctx, commands, sizeof commands / sizeof commands[0]);
 }
