@@ -482,6 +482,22 @@ def info_field(c, section, field):
     return None
 
 
+def link_up(c):
+    """True when c's server, a replica, has its link to the primary up."""
+    return info_field(c, "replication", "master_link_status") == "up"
+
+
+def same_digests(primary, replica, keys, what):
+    """After the replica has caught up (WAIT), its whole dataset and each of
+    keys digest as the primary's."""
+    assert primary.execute_command("WAIT", 1, 10000) == 1
+    assert replica.execute_command("DEBUG", "DIGEST") == \
+        primary.execute_command("DEBUG", "DIGEST"), what
+    for k in keys:
+        assert replica.execute_command("DEBUG", "DIGEST-VALUE", k) == \
+            primary.execute_command("DEBUG", "DIGEST-VALUE", k), (what, k)
+
+
 def server_is_valkey(c):
     """True when c's server is Valkey (INFO's server_name), not Redis."""
     return info_field(c, "server", "server_name") == "valkey"
@@ -621,6 +637,7 @@ def tools():
         mexists=mexists, hll_add=hll_add, scandump=scandump, loadchunks=loadchunks,
         snapshot=snapshot, snapshot_of=snapshot_of, populate=populate,
         assert_all_present=assert_all_present, assert_same_snapshot=assert_same_snapshot,
-        info_field=info_field, server_is_valkey=server_is_valkey, wait_for=wait_for, crc64=crc64,
+        info_field=info_field, link_up=link_up, same_digests=same_digests,
+        server_is_valkey=server_is_valkey, wait_for=wait_for, crc64=crc64,
         with_crc=with_crc, new_client=new_client, free_port=free_port, MODULE=MODULE,
         REDIS_SERVER=REDIS_SERVER, REDIS_CLI=REDIS_CLI)

@@ -422,18 +422,6 @@ def test_aof_replay_and_rewrite(servers, tools):
 # replication and failover
 # --------------------------------------------------------------------------
 
-def link_up(c, tools):
-    return tools.info_field(c, "replication", "master_link_status") == "up"
-
-
-def same_digests(p, rc, keys, what):
-    assert p.execute_command("WAIT", 1, 10000) == 1
-    assert rc.execute_command("DEBUG", "DIGEST") == p.execute_command("DEBUG", "DIGEST"), what
-    for k in keys:
-        assert rc.execute_command("DEBUG", "DIGEST-VALUE", k) == \
-            p.execute_command("DEBUG", "DIGEST-VALUE", k), (what, k)
-
-
 def test_replica_holds_the_primary_filter(servers, tools):
     opts = {"repl-diskless-sync-delay": 0}
     primary = servers.start(options=opts, module_args=("MAX-KEY-MEMORY", "128kb"))
@@ -442,9 +430,9 @@ def test_replica_holds_the_primary_filter(servers, tools):
     replica = servers.start(options=opts, module_args=("MAX-KEY-MEMORY", "128kb"),
                             extra_args=["--replicaof", "127.0.0.1", str(primary.port)])
     rc = replica.client()
-    tools.wait_for(lambda: link_up(rc, tools), timeout=30, what="replica link up")
+    tools.wait_for(lambda: tools.link_up(rc), timeout=30, what="replica link up")
     keys = synced + ["w", "c", "d", "at", "burst"]
-    same_digests(p, rc, keys, "full sync")
+    tools.same_digests(p, rc, keys, "full sync")
     commands = [
         ["ABF.RESERVE", "w", "0.01", "500", "WINDOW", "2000", "GENERATIONS", "3"],
         ["ABF.MADD", "w"] + tools.items("w", 300),            # the primary's clock
@@ -466,7 +454,7 @@ def test_replica_holds_the_primary_filter(servers, tools):
             replies.append(p.execute_command(*command))
         except ResponseError as e:
             replies.append(e)
-        same_digests(p, rc, keys + ["imp"], command[:3])
+        tools.same_digests(p, rc, keys + ["imp"], command[:3])
     assert isinstance(replies[8], ResponseError)                  # the bad time
     burst = replies[10]
     assert isinstance(burst[-1], ResponseError) and 1000 < len(burst) < 60000
@@ -481,10 +469,10 @@ def test_replica_holds_the_primary_filter(servers, tools):
     # failover: the replica becomes the primary and keeps the filters
     assert p.execute_command("FAILOVER") == b"OK"
     tools.wait_for(lambda: tools.info_field(rc, "replication", "role") == "master"
-                   and link_up(p, tools), timeout=30, what="failover")
+                   and tools.link_up(p), timeout=30, what="failover")
     rc.execute_command("ABF.MADD", "w", *tools.items("after-failover", 100))
     rc.execute_command("ABF.ADDAT", "at", 6000, "after")
-    same_digests(rc, p, keys, "after failover")
+    tools.same_digests(rc, p, keys, "after failover")
     assert all(mexists(p, "w", tools.items("after-failover", 100)))
     with pytest.raises(ReadOnlyError):
         p.execute_command("ABF.ADD", "w", "x")

@@ -14,10 +14,6 @@ RESTORING = "the filter is being restored"
 ITEMS = 20000
 
 
-def link_up(c, tools):
-    return tools.info_field(c, "replication", "master_link_status") == "up"
-
-
 def pair(servers, tools, module_args=("MAX-KEY-MEMORY", "64mb"), options=None):
     """A primary and a replica of it, linked."""
     opts = {"repl-diskless-sync-delay": 0}
@@ -26,7 +22,7 @@ def pair(servers, tools, module_args=("MAX-KEY-MEMORY", "64mb"), options=None):
     replica = servers.start(module_args=module_args, options=opts,
                             extra_args=["--replicaof", "127.0.0.1", str(primary.port)])
     rc = replica.client()
-    tools.wait_for(lambda: link_up(rc, tools), timeout=30, what="replica link up")
+    tools.wait_for(lambda: tools.link_up(rc), timeout=30, what="replica link up")
     return primary, replica
 
 
@@ -107,7 +103,7 @@ def test_full_sync_mid_restore_carries_the_restore(servers, tools):
     replica = servers.start(options={"repl-diskless-sync-delay": 0},
                             extra_args=["--replicaof", "127.0.0.1", str(primary.port)])
     rc = replica.client()
-    tools.wait_for(lambda: link_up(rc, tools), timeout=30, what="replica link up")
+    tools.wait_for(lambda: tools.link_up(rc), timeout=30, what="replica link up")
     assert_same(p, rc, ["k"])
     assert_refuses_all_but_chunks(rc, "k", replica=True)
     tools.loadchunks(p, "k", rest)

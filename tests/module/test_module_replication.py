@@ -6,10 +6,6 @@ import pytest
 from redis.exceptions import ReadOnlyError
 
 
-def link_up(replica_client, tools):
-    return tools.info_field(replica_client, "replication", "master_link_status") == "up"
-
-
 def test_replica_answers_like_primary(servers, tools):
     primary = servers.start(options={"repl-diskless-sync-delay": 0})
     p = primary.client()
@@ -17,7 +13,7 @@ def test_replica_answers_like_primary(servers, tools):
     replica = servers.start(options={"repl-diskless-sync-delay": 0},
                             extra_args=["--replicaof", "127.0.0.1", str(primary.port)])
     rc = replica.client()
-    tools.wait_for(lambda: link_up(rc, tools), timeout=30, what="replica link up")
+    tools.wait_for(lambda: tools.link_up(rc), timeout=30, what="replica link up")
     live = tools.populate(p, seed=82, prefix="live:")           # as commands
     # LOADCHUNK into a key that the replica never had, header chunk included
     tools.loadchunks(p, "live:chunked", tools.scandump(p, "live:bf:big"))
@@ -51,7 +47,7 @@ def test_replica_restarted_resyncs(servers, tools):
     replica = servers.start(options={"repl-diskless-sync-delay": 0},
                             extra_args=["--replicaof", "127.0.0.1", str(primary.port)])
     rc = replica.client()
-    tools.wait_for(lambda: link_up(rc, tools), timeout=30, what="replica link up")
+    tools.wait_for(lambda: tools.link_up(rc), timeout=30, what="replica link up")
     tools.madd(p, "bf", tools.items("a", 5000))
     p.execute_command("HLL.ADD", "hll", *tools.items("a", 5000))
     assert p.execute_command("WAIT", 1, 10000) == 1
@@ -60,7 +56,7 @@ def test_replica_restarted_resyncs(servers, tools):
     p.execute_command("HLL.ADD", "hll", *tools.items("b", 5000))
     replica.start()
     rc = replica.client()
-    tools.wait_for(lambda: link_up(rc, tools), timeout=30, what="replica link up again")
+    tools.wait_for(lambda: tools.link_up(rc), timeout=30, what="replica link up again")
     assert p.execute_command("WAIT", 1, 10000) == 1
     probes = tools.items("a", 5000) + tools.items("b", 5000) + tools.items("z", 5000)
     assert tools.snapshot(rc, ["bf"], ["hll"], probes) == tools.snapshot(p, ["bf"], ["hll"],

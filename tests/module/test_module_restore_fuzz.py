@@ -19,10 +19,6 @@ RESTORES = 3
 ITEMS = 3000
 
 
-def link_up(c, tools):
-    return tools.info_field(c, "replication", "master_link_status") == "up"
-
-
 def pieces_of(c, tools, name, rng):
     """The SCANDUMP of a filter of ITEMS items, cut into pieces of random
     sizes (BF.LOADCHUNK takes any cut)."""
@@ -57,7 +53,7 @@ def test_restores_interleaved_with_copies(servers, tools, seed):
     replica = servers.start(options={"repl-diskless-sync-delay": 0},
                             extra_args=["--replicaof", "127.0.0.1", str(primary.port)])
     p, rc = primary.client(), replica.client()
-    tools.wait_for(lambda: link_up(rc, tools), timeout=30, what="replica link up")
+    tools.wait_for(lambda: tools.link_up(rc), timeout=30, what="replica link up")
     restores = {}
     for i in range(RESTORES):
         pieces, its = pieces_of(p, tools, "r%d" % i, rng)
@@ -107,7 +103,7 @@ def test_restores_interleaved_with_copies(servers, tools, seed):
             else:
                 rc.execute_command("REPLICAOF", "NO", "ONE")
                 rc.execute_command("REPLICAOF", "127.0.0.1", primary.port)
-                tools.wait_for(lambda: link_up(rc, tools), timeout=30, what="resync")
+                tools.wait_for(lambda: tools.link_up(rc), timeout=30, what="resync")
     # the rest of every restore
     for k, r in restores.items():
         for it, data in r["pieces"][r["next"]:]:

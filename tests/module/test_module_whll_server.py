@@ -196,18 +196,6 @@ def test_import_and_restore_held_to_the_limit_by_memory(servers, tools):
 # replication and failover
 # --------------------------------------------------------------------------
 
-def link_up(c, tools):
-    return tools.info_field(c, "replication", "master_link_status") == "up"
-
-
-def same_digests(p, rc, keys, what):
-    assert p.execute_command("WAIT", 1, 10000) == 1
-    assert rc.execute_command("DEBUG", "DIGEST") == p.execute_command("DEBUG", "DIGEST"), what
-    for k in keys:
-        assert rc.execute_command("DEBUG", "DIGEST-VALUE", k) == \
-            p.execute_command("DEBUG", "DIGEST-VALUE", k), (what, k)
-
-
 def test_replica_holds_the_primary_sketch(servers, tools):
     opts = {"repl-diskless-sync-delay": 0}
     args = ("MAX-KEY-MEMORY", "256kb")
@@ -217,9 +205,9 @@ def test_replica_holds_the_primary_sketch(servers, tools):
     replica = servers.start(options=opts, module_args=args,
                             extra_args=["--replicaof", "127.0.0.1", str(primary.port)])
     rc = replica.client()
-    tools.wait_for(lambda: link_up(rc, tools), timeout=30, what="replica link up")
+    tools.wait_for(lambda: tools.link_up(rc), timeout=30, what="replica link up")
     keys = ["sync", "clock", "at", "r", "m", "imp", "burst"]
-    same_digests(p, rc, keys, "full sync")
+    tools.same_digests(p, rc, keys, "full sync")
     commands = [
         ["WHLL.ADD", "clock"] + tools.items("clock", 2000),        # creates: RESERVE first
         ["WHLL.ADD", "clock"] + tools.items("clock", 2000),        # new only in a new second
@@ -244,7 +232,7 @@ def test_replica_holds_the_primary_sketch(servers, tools):
             replies.append(p.execute_command(*command))
         except ResponseError as e:
             replies.append(e)
-        same_digests(p, rc, keys, command[:3])
+        tools.same_digests(p, rc, keys, command[:3])
     assert replies[0] == 1 and replies[1] in (0, 1) and replies[6] == 0
     assert isinstance(replies[7], ResponseError)
     burst = replies[-20:]
@@ -263,10 +251,10 @@ def test_replica_holds_the_primary_sketch(servers, tools):
     # failover: the replica becomes the primary with the same sketches
     assert p.execute_command("FAILOVER") == b"OK"
     tools.wait_for(lambda: tools.info_field(rc, "replication", "role") == "master"
-                   and link_up(p, tools), timeout=30, what="failover")
+                   and tools.link_up(p), timeout=30, what="failover")
     rc.execute_command("WHLL.ADD", "clock", *tools.items("after-failover", 100))
     rc.execute_command("WHLL.ADDAT", "r", 101 * 60000, "after")
-    same_digests(rc, p, keys, "after failover")
+    tools.same_digests(rc, p, keys, "after failover")
     newest = info(rc, "clock")["Newest"]
     assert p.execute_command("WHLL.COUNT", "clock", HOUR, "TIME", newest) == \
         rc.execute_command("WHLL.COUNT", "clock", HOUR, "TIME", newest)
